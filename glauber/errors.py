@@ -1,0 +1,102 @@
+"""Typed errors raised by ``glauber``.
+
+Every error says what was wrong *and what to change*. All derive from :class:`GlauberError`;
+input errors also derive from :class:`ValueError` so generic handlers keep working.
+This module imports nothing of ours: every subpackage may use it.
+"""
+
+from __future__ import annotations
+
+
+class GlauberError(Exception):
+    """Base class of every error raised by ``glauber``."""
+
+
+class GlauberInputError(GlauberError, ValueError):
+    """Base class of errors caused by bad input (a :class:`ValueError`)."""
+
+
+class InvalidTemperatureError(GlauberInputError):
+    """Temperature ``tau`` is not a finite positive number."""
+
+
+class InvalidProbabilityError(GlauberInputError):
+    """A probability-like parameter (e.g. ``eps``) lies outside its open interval."""
+
+
+class InvalidParameterError(GlauberInputError):
+    """A numeric parameter (budget, length, count, ...) is out of its allowed range."""
+
+
+class InvalidGraphError(GlauberInputError):
+    """A graph has no nodes, has self-loops, or is otherwise unusable."""
+
+
+class VocabularyError(GlauberInputError):
+    """A vocabulary is too small, or a state holds a token outside the resampling vocabulary."""
+
+
+class SequenceLengthError(GlauberInputError):
+    """A sequence is longer than the model allows, or has the wrong length."""
+
+
+class NonFiniteScoresError(GlauberInputError):
+    """A model returned NaN or infinite scores."""
+
+
+class NonPositiveConditionalError(GlauberInputError):
+    """A conditional probability is zero where positivity is assumed (Proposition 1)."""
+
+
+class StateSpaceTooLargeError(GlauberInputError):
+    """The state space ``q**n`` exceeds the configured enumeration limit."""
+
+
+class BasinError(GlauberInputError):
+    """A basin is empty or is the whole state space."""
+
+
+class UnknownModelError(GlauberInputError):
+    """A model name or specification is not recognised."""
+
+
+class DeviceUnavailableError(GlauberInputError):
+    """A device (e.g. CUDA) was requested but is not available."""
+
+
+class FrozenSitesError(GlauberInputError):
+    """Frozen positions cover every site, leaving nothing to resample."""
+
+
+class ResumeMismatchError(GlauberError):
+    """A checkpoint was written by a different command line, model or seed."""
+
+
+class ConvergenceError(GlauberError):
+    """A numerical method did not reach the required accuracy."""
+
+
+class MissingDependencyError(GlauberError, ImportError):
+    """An optional package needed for this feature is not installed."""
+
+
+__all__ = [
+    "GlauberError",
+    "GlauberInputError",
+    "InvalidTemperatureError",
+    "InvalidProbabilityError",
+    "InvalidParameterError",
+    "InvalidGraphError",
+    "VocabularyError",
+    "SequenceLengthError",
+    "NonFiniteScoresError",
+    "NonPositiveConditionalError",
+    "StateSpaceTooLargeError",
+    "BasinError",
+    "UnknownModelError",
+    "DeviceUnavailableError",
+    "FrozenSitesError",
+    "ResumeMismatchError",
+    "ConvergenceError",
+    "MissingDependencyError",
+]

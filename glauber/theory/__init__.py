@@ -1,0 +1,1 @@
+"""The paper's statements as checkable functions (numpy/scipy/sympy only)."""

@@ -1,0 +1,127 @@
+"""Common machinery of the toy models: the ConditionalModel protocol over numpy float64.
+
+A toy model is defined by a *site score function* ``score_site(states[B, n], i) -> [B, q]``
+giving ``s_i(a; x_{-i})`` at ``tau = 1`` for every state in the batch at one site ``i``.
+:meth:`ToyModel.scores` groups a batch by site, so each subclass writes only the vectorised
+per-site score.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from glauber.errors import InvalidParameterError, NonFiniteScoresError, VocabularyError
+
+
+class ToyModel:
+    """Base class of the small-vocabulary models (tokens are ``0..q-1``, ``vocab = range(q)``).
+
+    Parameters
+    ----------
+    n : int
+        Number of sites, >= 1.
+    q : int
+        Vocabulary size, >= 2.
+    name : str, optional
+        Human-readable name used in tables and JSON.
+    labels : sequence of str, optional
+        A printable label per token; defaults to ``"0", "1", ...``.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``n < 1``.
+    VocabularyError
+        If ``q < 2``.
+    """
+
+    def __init__(
+        self, n: int, q: int, name: str | None = None, labels: Sequence[str] | None = None
+    ) -> None:
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise InvalidParameterError(f"number of sites n must be an integer >= 1, got {n!r}")
+        if isinstance(q, bool) or not isinstance(q, (int, np.integer)) or q < 2:
+            raise VocabularyError(
+                f"vocabulary size q must be an integer >= 2, got {q!r}; a chain on one token "
+                "never moves"
+            )
+        self.n = int(n)
+        self.q = int(q)
+        self.vocab = tuple(range(self.q))
+        self.name = name or type(self).__name__
+        self.labels = tuple(labels) if labels is not None else tuple(str(a) for a in range(self.q))
+        if len(self.labels) != self.q:
+            raise VocabularyError(f"labels must have q = {self.q} entries, got {len(self.labels)}")
+
+    def score_site(self, states: np.ndarray, site: int) -> np.ndarray:
+        """Scores ``s_site(a; x_{-site})`` at ``tau = 1`` for every state: ``[B, n] -> [B, q]``.
+
+        Subclasses implement this; :meth:`scores` masks ``states[:, site]`` to 0 before calling.
+        """
+        raise NotImplementedError
+
+    def scores(self, states: np.ndarray, sites: np.ndarray) -> np.ndarray:
+        """Protocol method: scores at ``tau = 1`` for one site per state, ``[B, n], [B] -> [B, q]``.
+
+        Raises
+        ------
+        NonFiniteScoresError
+            If the score function returns NaN or inf.
+        """
+        states = np.asarray(states, dtype=np.int64)
+        sites = np.broadcast_to(np.asarray(sites, dtype=np.int64), (states.shape[0],))
+        out = np.empty((states.shape[0], self.q), dtype=np.float64)
+        for i in np.unique(sites):
+            rows = np.flatnonzero(sites == i)
+            masked = states[rows]  # a copy: fancy indexing
+            masked[:, i] = 0  # the model must not see the token it resamples
+            out[rows] = self._checked_site_scores(masked, int(i))
+        return out
+
+    def _checked_site_scores(self, states: np.ndarray, site: int) -> np.ndarray:
+        s = np.asarray(self.score_site(states, site), dtype=np.float64)
+        if s.shape != (states.shape[0], self.q):
+            raise InvalidParameterError(
+                f"{self.name}: score function returned shape {s.shape} at site {site}, expected "
+                f"({states.shape[0]}, {self.q}) = (batch, q)"
+            )
+        if not np.isfinite(s).all():
+            raise NonFiniteScoresError(
+                f"{self.name}: non-finite score at site {site}; scores must be finite reals "
+                "(a zero conditional needs score -inf, which positivity (Proposition 1) excludes)"
+            )
+        return s
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r}, n={self.n}, q={self.q})"
+
+
+class FunctionModel(ToyModel):
+    """A model given by an arbitrary score function (positive conditionals at every tau).
+
+    Parameters
+    ----------
+    n, q : int
+        Sites and vocabulary size.
+    score_fn : callable
+        ``score_fn(states[B, n], site) -> scores[B, q]``, scores at ``tau = 1``. The column
+        ``states[:, site]`` is masked (set to 0) before the call, so the conditional cannot
+        depend on the token being resampled.
+    name : str, optional
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> m = FunctionModel(3, 2, lambda x, i: np.zeros((len(x), 2)))
+    >>> m.scores(np.zeros((1, 3), dtype=int), np.array([0])).tolist()
+    [[0.0, 0.0]]
+    """
+
+    def __init__(self, n: int, q: int, score_fn, name: str | None = None) -> None:
+        super().__init__(n, q, name=name or "function-model")
+        self.score_fn = score_fn
+
+    def score_site(self, states: np.ndarray, site: int) -> np.ndarray:
+        return self.score_fn(states, site)

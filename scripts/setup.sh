@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Create .venv and install glauber with its test extra on a fresh machine.
+# torch is pinned to the CPU build that lies on this machine's disk; pyproject.toml accepts a range
+# so GPU users keep their own build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+    "$PY" -m venv .venv
+fi
+. .venv/bin/activate
+stamp=.venv/.glauber-setup
+want=$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1)
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+    python -m pip install -q --upgrade pip
+    python -m pip install -q "torch==2.13.0"
+    python -m pip install -q -e ".[test,antiberty]"
+    echo "$want" > "$stamp"
+fi
