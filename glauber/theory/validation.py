@@ -9,10 +9,13 @@ from __future__ import annotations
 import math
 import numbers
 
+import numpy as np
+
 from glauber.errors import (
     InvalidParameterError,
     InvalidProbabilityError,
     InvalidTemperatureError,
+    VocabularyError,
 )
 
 
@@ -80,3 +83,100 @@ def check_positive_float(value: float, name: str) -> float:
     ):
         raise InvalidParameterError(f"{name} must be a finite number > 0, got {value!r}")
     return float(value)
+
+
+def check_nonnegative_int(value: int, name: str) -> int:
+    """Return ``value`` if it is an integer >= 0.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``value`` is not an integer or is negative.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or int(value) < 0:
+        raise InvalidParameterError(f"{name} must be an integer >= 0, got {value!r}")
+    return int(value)
+
+
+def check_nonnegative_float(value: float, name: str) -> float:
+    """Return ``value`` as a float if it is finite and >= 0.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``value`` is not a finite real number >= 0.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
+        math.isfinite(float(value)) and float(value) >= 0.0
+    ):
+        raise InvalidParameterError(f"{name} must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
+def check_finite_float(value: float, name: str) -> float:
+    """Return ``value`` as a float if it is a finite real number.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``value`` is not a finite real number.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(
+        float(value)
+    ):
+        raise InvalidParameterError(f"{name} must be a finite real number, got {value!r}")
+    return float(value)
+
+
+def check_vocab_size(q: int) -> int:
+    """Return the vocabulary size ``q`` if it is an integer >= 2.
+
+    Raises
+    ------
+    VocabularyError
+        If ``q`` is not an integer >= 2 (a chain on one token never moves).
+    """
+    if isinstance(q, bool) or not isinstance(q, numbers.Integral) or int(q) < 2:
+        raise VocabularyError(
+            f"vocabulary size q = |V| must be an integer >= 2, got {q!r}; a chain on one token "
+            "never moves"
+        )
+    return int(q)
+
+
+def check_square_matrix(matrix: object, name: str, nonnegative: bool = True) -> np.ndarray:
+    """Return ``matrix`` as a finite float64 ``[n, n]`` array with ``n >= 1``.
+
+    Parameters
+    ----------
+    matrix : array_like
+        The candidate matrix (dense; convert a sparse matrix with ``.toarray()`` first).
+    name : str
+        Its name in error messages.
+    nonnegative : bool, optional
+        Also require every entry to be >= 0 (influence and oscillation matrices).
+
+    Raises
+    ------
+    InvalidParameterError
+        If the array is not square and two-dimensional, is empty, holds NaN or infinite entries,
+        or (with ``nonnegative``) holds a negative entry.
+    """
+    try:
+        arr = np.asarray(matrix, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameterError(
+            f"{name} must be a real [n, n] array, got {type(matrix).__name__}: {exc}"
+        ) from exc
+    if arr.ndim != 2 or arr.shape[0] != arr.shape[1] or arr.shape[0] < 1:
+        raise InvalidParameterError(
+            f"{name} must be a non-empty square [n, n] array, got shape {arr.shape}"
+        )
+    if not np.all(np.isfinite(arr)):
+        raise InvalidParameterError(f"{name} holds NaN or infinite entries; pass finite values")
+    if nonnegative and np.any(arr < 0):
+        raise InvalidParameterError(
+            f"{name} must be entrywise >= 0 (smallest entry {arr.min()!r}); influences and "
+            "oscillations are non-negative"
+        )
+    return arr

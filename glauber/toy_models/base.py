@@ -12,7 +12,12 @@ from typing import Sequence
 
 import numpy as np
 
-from glauber.errors import InvalidParameterError, NonFiniteScoresError, VocabularyError
+from glauber.errors import (
+    InvalidParameterError,
+    NonFiniteScoresError,
+    SequenceLengthError,
+    VocabularyError,
+)
 
 
 class ToyModel:
@@ -54,6 +59,29 @@ class ToyModel:
         self.labels = tuple(labels) if labels is not None else tuple(str(a) for a in range(self.q))
         if len(self.labels) != self.q:
             raise VocabularyError(f"labels must have q = {self.q} entries, got {len(self.labels)}")
+
+    def as_states(self, states: np.ndarray) -> np.ndarray:
+        """Return ``states`` as int64 ``[B, n]`` with tokens in ``0..q-1`` (a 1-D state is one row).
+
+        Raises
+        ------
+        SequenceLengthError
+            If the array does not have ``n`` columns.
+        VocabularyError
+            If an entry lies outside ``0..q-1``.
+        """
+        arr = np.asarray(states)
+        if arr.ndim == 1:
+            arr = arr[None, :]
+        if arr.ndim != 2 or arr.shape[1] != self.n:
+            raise SequenceLengthError(
+                f"{self.name}: states must have shape [B, n] with n = {self.n}, got {arr.shape}"
+            )
+        if not np.issubdtype(arr.dtype, np.integer) and arr.size:
+            raise VocabularyError(f"{self.name}: states must hold integer tokens, got {arr.dtype}")
+        if arr.size and (arr.min() < 0 or arr.max() >= self.q):
+            raise VocabularyError(f"{self.name}: states must hold tokens in 0..{self.q - 1}")
+        return arr.astype(np.int64, copy=False)
 
     def score_site(self, states: np.ndarray, site: int) -> np.ndarray:
         """Scores ``s_site(a; x_{-site})`` at ``tau = 1`` for every state: ``[B, n] -> [B, q]``.
