@@ -1,0 +1,158 @@
+"""Device, precision and memory-budget choices shared by the transformer backends.
+
+DESIGN.md "Speed": fp32 on CPU; bf16/fp16 optional on CUDA (log-softmax stays in fp32
+downstream); sub-batch automatically to fit a memory budget.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from glauber.errors import DeviceUnavailableError, InvalidParameterError
+
+#: Default budget on CPU, in tokens per forward pass (rows x sequence length).
+CPU_BATCH_TOKENS = 65536
+#: Fraction of the free CUDA memory (measured at construction) a forward pass may use.
+CUDA_MEMORY_FRACTION = 0.5
+
+_DTYPES = {
+    "float32": torch.float32,
+    "fp32": torch.float32,
+    "bfloat16": torch.bfloat16,
+    "bf16": torch.bfloat16,
+    "float16": torch.float16,
+    "fp16": torch.float16,
+    "half": torch.float16,
+}
+
+
+def resolve_device(device: str | torch.device) -> torch.device:
+    """Return ``device`` as a ``torch.device`` after checking that it exists.
+
+    Raises
+    ------
+    DeviceUnavailableError
+        If CUDA is requested but not available (or the index is out of range), or the
+        device string is not understood.
+    """
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError) as exc:
+        raise DeviceUnavailableError(
+            f"unknown device {device!r}; use --device cpu or --device cuda"
+        ) from exc
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise DeviceUnavailableError(
+                "device 'cuda' requested but CUDA is not available on this machine; "
+                "use --device cpu (device='cpu')"
+            )
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise DeviceUnavailableError(
+                f"device {device!r} requested but only {torch.cuda.device_count()} CUDA "
+                "device(s) exist; use --device cuda:0 or --device cpu"
+            )
+    elif dev.type == "mps" and not torch.backends.mps.is_available():
+        raise DeviceUnavailableError(
+            "device 'mps' requested but MPS is not available; use --device cpu (device='cpu')"
+        )
+    return dev
+
+
+def resolve_dtype(dtype: Any, device: torch.device) -> torch.dtype:
+    """Return the compute precision: ``float32`` by default; half precision only on CUDA.
+
+    Parameters
+    ----------
+    dtype : None, str or torch.dtype
+        ``None`` (float32), ``"float32"``/``"fp32"``, ``"bfloat16"``/``"bf16"``,
+        ``"float16"``/``"fp16"``, or the matching ``torch.dtype``.
+    device : torch.device
+
+    Raises
+    ------
+    InvalidParameterError
+        If the precision is not one of those, or half precision is asked for off CUDA.
+    """
+    if dtype is None:
+        return torch.float32
+    resolved = _DTYPES.get(dtype.lower()) if isinstance(dtype, str) else dtype
+    if resolved not in (torch.float32, torch.bfloat16, torch.float16):
+        raise InvalidParameterError(
+            f"unsupported dtype {dtype!r}; use None/'float32', or 'bfloat16'/'float16' on CUDA"
+        )
+    if resolved != torch.float32 and device.type != "cuda":
+        raise InvalidParameterError(
+            f"dtype {dtype!r} is only supported on CUDA; on {device.type} use dtype=None "
+            "(float32)"
+        )
+    return resolved
+
+
+def check_budget(
+    max_batch_tokens: int | None, max_batch_bytes: int | None
+) -> tuple[int | None, int | None]:
+    """Return the memory budget after checking that each given limit is a positive integer.
+
+    Raises
+    ------
+    InvalidParameterError
+        If a limit is given but is not a positive integer.
+    """
+    limits = (("max_batch_tokens", max_batch_tokens), ("max_batch_bytes", max_batch_bytes))
+    for label, value in limits:
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1
+        ):
+            raise InvalidParameterError(f"{label} must be a positive integer, got {value!r}")
+    return max_batch_tokens, max_batch_bytes
+
+
+def token_budget(
+    device: torch.device,
+    bytes_per_token: int,
+    max_batch_tokens: int | None,
+    max_batch_bytes: int | None,
+) -> int:
+    """Number of tokens (rows x length) one forward pass may process.
+
+    The smaller of ``max_batch_tokens`` and ``max_batch_bytes // bytes_per_token`` when
+    either is given (see :func:`check_budget`); otherwise :data:`CPU_BATCH_TOKENS` on CPU and
+    :data:`CUDA_MEMORY_FRACTION` of the free memory (measured now) on CUDA.
+    """
+    limits = [int(max_batch_tokens)] if max_batch_tokens is not None else []
+    if max_batch_bytes is not None:
+        limits.append(max(1, int(max_batch_bytes) // bytes_per_token))
+    if limits:
+        return min(limits)
+    if device.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(device)
+        return max(1, int(free * CUDA_MEMORY_FRACTION) // bytes_per_token)
+    return CPU_BATCH_TOKENS
+
+
+def activation_bytes_per_token(
+    config: Any, length: int, dtype: torch.dtype, logits_width: int
+) -> int:
+    """Rough peak activation memory of one token in an inference forward pass, in bytes.
+
+    Counts one layer's live tensors (about eight hidden-size vectors, two intermediate-size
+    vectors and a row of attention scores per head) plus ``logits_width`` output scores.
+    It sizes sub-batches; it is an estimate, not a measurement.
+    """
+    hidden = int(_first(config, ("hidden_size", "dim", "n_embd"), 768))
+    inter = int(_first(config, ("intermediate_size", "hidden_dim", "n_inner"), 4 * hidden))
+    heads = int(_first(config, ("num_attention_heads", "n_heads", "n_head"), 12))
+    elem = torch.finfo(dtype).bits // 8
+    return elem * (8 * hidden + 2 * inter + 2 * heads * length) + 4 * logits_width
+
+
+def _first(config: Any, names: tuple[str, ...], default: Any) -> Any:
+    for name in names:
+        value = getattr(config, name, None)
+        if value is not None:
+            return value
+    return default

@@ -1,0 +1,406 @@
+"""Hugging Face masked language models behind the ConditionalModel protocol.
+
+For a state ``x`` (indices into the resampling vocabulary ``V``) and a site ``i``, the score of
+``a`` in ``V`` is the MLM logit of token ``a`` at position ``i`` of the framed input
+``[CLS] x_0 .. x_{i-1} [MASK] x_{i+1} .. x_{n-1} [SEP]`` (``<s> .. </s>`` for RoBERTa-like
+tokenizers). These are the paper's local scores ``s_i(a; x_{-i})`` (§3.1): the conditional
+``p_tau(a | x_{-i}) = softmax_V(s_i(.; x_{-i}) / tau)``, restricted to ``V``, is what the Glauber
+kernel of §3.2 resamples from. The division by ``tau`` happens once, in
+:func:`glauber.estimators.conditionals.log_conditionals`.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+
+from glauber.errors import (
+    InvalidParameterError,
+    SequenceLengthError,
+    UnknownModelError,
+    VocabularyError,
+)
+from glauber.mlm_backend.device import (
+    activation_bytes_per_token,
+    check_budget,
+    resolve_device,
+    resolve_dtype,
+    token_budget,
+)
+from glauber.mlm_backend.heads import split_masked_lm
+from glauber.mlm_backend.vocabulary import TokenVocabulary, tokenizer_vocabulary
+
+#: Model types whose learned positions start at ``pad_token_id + 1`` (RoBERTa's convention).
+PADDING_OFFSET_MODEL_TYPES = frozenset(
+    {"roberta", "xlm-roberta", "xlm-roberta-xl", "camembert", "roberta-prelayernorm",
+     "data2vec-text"}
+)
+_HEADS = ("auto", "masked", "full")
+
+
+class HFMaskedLM:
+    """A Hugging Face masked LM as a ConditionalModel over fixed-length sequences.
+
+    Parameters
+    ----------
+    model : str, os.PathLike or transformers model
+        An ``AutoModelForMaskedLM`` hub name or local directory (loaded with
+        ``from_pretrained``; a hub name is downloaded only because the caller named it), or a
+        model object, in which case ``tokenizer`` is required (the object is put in eval mode
+        and moved to ``device``/``dtype`` in place).
+    tokenizer : transformers tokenizer, optional
+        Defaults to ``AutoTokenizer.from_pretrained(model)`` when ``model`` is a name.
+    n : int, optional
+        Sequence length (number of sites) of the states this model resamples. May be set
+        later with :meth:`with_length`; while it is None, :meth:`scores` accepts any length.
+    allowed_tokens : sequence of str or int, optional
+        The resampling vocabulary ``V`` (token strings or ids). Default: every non-special token.
+    device : str or torch.device
+        ``"cpu"`` (default), ``"cuda"``, ``"cuda:1"``, ...
+    dtype : None, str or torch.dtype
+        Compute precision: float32 (default); ``"bfloat16"`` or ``"float16"`` on CUDA only.
+        Scores are always returned as float32.
+    max_batch_tokens, max_batch_bytes : int, optional
+        Memory budget of one forward pass, in tokens (rows x (n + 2)) or in estimated bytes of
+        activations; larger batches are split. Default: see :func:`device.token_budget`.
+    head : {"auto", "masked", "full"}
+        ``"masked"`` applies the LM head only at the masked position (BERT, RoBERTa, DistilBERT,
+        ModernBERT; see :mod:`glauber.mlm_backend.heads`); ``"full"`` computes all logits and
+        gathers the masked position; ``"auto"`` takes ``"masked"`` where it is available.
+    compile : bool or str
+        ``True`` wraps the forward pass in ``torch.compile``; a string names the compile backend.
+    split_chars : bool
+        Tokenise text one character per token (protein models).
+    name : str, optional
+        Printable model name (defaults to the model's ``name_or_path``).
+    check_inputs : bool
+        Check that state entries and sites are in range on every :meth:`scores` call. On CUDA
+        this costs one host synchronisation per call; a device loop whose states come from the
+        chain itself may set the attribute to False (shapes are always checked).
+
+    Attributes
+    ----------
+    n, q, vocab, labels, name
+        The ConditionalModel protocol (``vocab`` holds token ids; states hold indices into it).
+    head : str
+        ``"masked"`` or ``"full"``: the path actually used.
+    max_sites : int or None
+        The longest state the model accepts (max positions minus the two special tokens).
+
+    Raises
+    ------
+    UnknownModelError
+        If ``model`` is a name that cannot be loaded.
+    DeviceUnavailableError
+        If the device does not exist (message: use ``--device cpu``).
+    InvalidParameterError
+        If ``head``, ``dtype`` or a budget is invalid, or a model object comes without tokenizer.
+    VocabularyError
+        If ``allowed_tokens`` holds unknown or special tokens, or fewer than two.
+    SequenceLengthError
+        If ``n`` exceeds :attr:`max_sites`.
+
+    Examples
+    --------
+    >>> from glauber.mlm_backend import load_antiberty  # doctest: +SKIP
+    >>> mlm = load_antiberty().with_length(5)  # doctest: +SKIP
+    >>> x = mlm.encode("EVQLV")[None]  # doctest: +SKIP
+    >>> mlm.scores(x, [2]).shape  # doctest: +SKIP
+    torch.Size([1, 20])
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any = None,
+        n: int | None = None,
+        allowed_tokens: Sequence[int | str] | None = None,
+        device: str | torch.device = "cpu",
+        dtype: Any = None,
+        max_batch_tokens: int | None = None,
+        max_batch_bytes: int | None = None,
+        head: str = "auto",
+        compile: bool | str = False,
+        split_chars: bool = False,
+        name: str | None = None,
+        check_inputs: bool = True,
+    ) -> None:
+        if head not in _HEADS:
+            raise InvalidParameterError(f"head must be one of {_HEADS}, got {head!r}")
+        self.device = resolve_device(device)
+        self.dtype = resolve_dtype(dtype, self.device)
+        if isinstance(model, (str, os.PathLike)):
+            model, tokenizer = load_pretrained_masked_lm(os.fspath(model), tokenizer)
+        elif tokenizer is None:
+            raise InvalidParameterError(
+                "a model object needs its tokenizer: HFMaskedLM(model, tokenizer=...)"
+            )
+        if not hasattr(model, "config"):
+            raise InvalidParameterError(
+                "model must be a transformers masked LM (with a .config), got "
+                f"{type(model).__name__}"
+            )
+        self.model = model.eval().to(device=self.device, dtype=self.dtype)
+        self.tokenizer = tokenizer
+        self.name = name or getattr(model.config, "_name_or_path", "") or type(model).__name__
+        self.check_inputs = bool(check_inputs)
+        self.cls_token_id, self.sep_token_id, self.mask_token_id = _framing_ids(tokenizer)
+        self.vocabulary: TokenVocabulary = tokenizer_vocabulary(
+            tokenizer, allowed_tokens, int(model.config.vocab_size), split_chars, self.device
+        )
+        self._parts = None if head == "full" else split_masked_lm(self.model)
+        if head == "masked" and self._parts is None:
+            raise InvalidParameterError(
+                f"head='masked' is not available for {type(model).__name__} (known: BERT, "
+                "RoBERTa, DistilBERT, ModernBERT); use head='auto' or head='full'"
+            )
+        self.head = "full" if self._parts is None else "masked"
+        self.max_sites = _max_sites(model.config, tokenizer)
+        self._budget = check_budget(max_batch_tokens, max_batch_bytes)
+        self._rows_cache: dict[int, int] = {}
+        self._frame = torch.tensor(
+            [self.cls_token_id, self.sep_token_id], dtype=torch.long, device=self.device
+        )
+        forward = self._masked_logits if self._parts is not None else self._full_logits
+        if compile:
+            backend = compile if isinstance(compile, str) else "inductor"
+            forward = torch.compile(forward, backend=backend, dynamic=True)
+        self._forward = forward
+        self.n: int | None = None
+        if n is not None:
+            self.n = self._checked_length(n)
+
+    # ----------------------------------------------------------------- protocol attributes
+    @property
+    def q(self) -> int:
+        """Size of the resampling vocabulary."""
+        return self.vocabulary.q
+
+    @property
+    def vocab(self) -> tuple[int, ...]:
+        """Token ids a chain may take (state value ``k`` means ``vocab[k]``)."""
+        return self.vocabulary.token_ids
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The token string of each vocabulary entry."""
+        return self.vocabulary.labels
+
+    def with_length(self, n: int) -> "HFMaskedLM":
+        """A copy resampling sequences of length ``n`` (the weights are shared, not copied).
+
+        Raises
+        ------
+        InvalidParameterError
+            If ``n`` is not a positive integer.
+        SequenceLengthError
+            If ``n`` exceeds :attr:`max_sites`.
+        """
+        other = copy.copy(self)
+        other.n = self._checked_length(n)
+        return other
+
+    # ------------------------------------------------------------------------ text I/O
+    def encode(self, text: str | Sequence[str]) -> torch.Tensor:
+        """State indices (1-D ``torch.long`` on the model's device) of a text or token list.
+
+        Raises
+        ------
+        VocabularyError
+            If a token lies outside the resampling vocabulary.
+        SequenceLengthError
+            If the sequence is longer than :attr:`max_sites`.
+        """
+        states = self.vocabulary.encode(text, device=self.device)
+        self._check_width(int(states.shape[0]))
+        return states
+
+    def decode(self, states: Any) -> str | list[str]:
+        """Text of a state ``[n]`` (a string) or a batch ``[B, n]`` (a list of strings)."""
+        return self.vocabulary.decode(states)
+
+    # ------------------------------------------------------------------------- scoring
+    @torch.inference_mode()
+    def masked_input_ids(self, states: Any, sites: Any) -> torch.Tensor:
+        """The framed model input ``[B, n + 2]``: specials around, ``[MASK]`` at each site.
+
+        Raises
+        ------
+        SequenceLengthError, VocabularyError
+            See :meth:`scores`.
+        """
+        states, sites = self._checked_inputs(states, sites)
+        return self._input_ids(states, sites)
+
+    @torch.inference_mode()
+    def scores(self, states: Any, sites: Any) -> torch.Tensor:
+        """Protocol method: MLM logits at each state's masked site, restricted to ``vocab``.
+
+        Parameters
+        ----------
+        states : array or tensor of int, shape (B, n)
+            Vocabulary indices (numpy, list or torch; moved to the model's device).
+        sites : int or array of int, shape (B,)
+            The site masked in each state.
+
+        Returns
+        -------
+        torch.Tensor, shape (B, q), float32, on the model's device
+            Scores at ``tau = 1`` (logits; the conditional is their softmax over ``V``).
+
+        Raises
+        ------
+        SequenceLengthError
+            If states are not ``[B, n]`` or are longer than the model allows.
+        VocabularyError
+            If an entry is not an index ``0..q-1`` or a site is not ``0..n-1``.
+        """
+        states, sites = self._checked_inputs(states, sites)
+        batch, width = states.shape
+        out = torch.empty((batch, self.q), dtype=torch.float32, device=self.device)
+        rows = self._rows_per_forward(width + 2)
+        for start in range(0, batch, rows):
+            stop = min(start + rows, batch)
+            ids = self._input_ids(states[start:stop], sites[start:stop])
+            logits = self._forward(ids, sites[start:stop] + 1)
+            out[start:stop] = logits.index_select(1, self.vocabulary.lookup).float()
+        return out
+
+    # ----------------------------------------------------------------------- internals
+    def _input_ids(self, states: torch.Tensor, sites: torch.Tensor) -> torch.Tensor:
+        batch = states.shape[0]
+        ids = self.vocabulary.lookup[states]  # a new tensor: safe to write into
+        ids.scatter_(1, sites[:, None], self.mask_token_id)
+        cls = self._frame[:1].expand(batch, 1)
+        sep = self._frame[1:].expand(batch, 1)
+        return torch.cat([cls, ids, sep], dim=1)
+
+    def _masked_logits(self, ids: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        hidden = self._parts.encoder(
+            input_ids=ids, attention_mask=torch.ones_like(ids)
+        ).last_hidden_state
+        at_mask = hidden[torch.arange(ids.shape[0], device=ids.device), positions]
+        return self._parts.head(at_mask)
+
+    def _full_logits(self, ids: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        logits = self.model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits
+        return logits[torch.arange(ids.shape[0], device=ids.device), positions]
+
+    def _rows_per_forward(self, length: int) -> int:
+        if length not in self._rows_cache:
+            width = 0 if self._parts is not None else int(self.model.config.vocab_size)
+            per_token = activation_bytes_per_token(self.model.config, length, self.dtype, width)
+            tokens = token_budget(self.device, per_token, *self._budget)
+            self._rows_cache[length] = max(1, tokens // length)
+        return self._rows_cache[length]
+
+    def _checked_length(self, n: Any) -> int:
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+            raise InvalidParameterError(f"sequence length n must be an integer >= 1, got {n!r}")
+        self._check_width(int(n))
+        return int(n)
+
+    def _check_width(self, width: int) -> None:
+        if self.max_sites is not None and width > self.max_sites:
+            raise SequenceLengthError(
+                f"a sequence of {width} tokens is longer than {self.name} allows "
+                f"({self.max_sites} tokens besides the 2 special tokens); use a shorter sequence"
+            )
+
+    def _checked_inputs(self, states: Any, sites: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        states = torch.as_tensor(states, device=self.device)
+        if states.dtype != torch.long:
+            states = states.long()
+        if states.ndim != 2:
+            raise SequenceLengthError(
+                f"states must have shape [B, n], got shape {tuple(states.shape)}; "
+                "add a batch axis (states[None]) for a single sequence"
+            )
+        batch, width = states.shape
+        if self.n is not None and width != self.n:
+            raise SequenceLengthError(
+                f"states have {width} sites but the model resamples n = {self.n}; "
+                "use model.with_length(n) or pad/truncate the states"
+            )
+        self._check_width(width)
+        sites = torch.as_tensor(sites, device=self.device).long()
+        if sites.ndim == 0:
+            sites = sites.expand(batch)
+        if tuple(sites.shape) != (batch,):
+            raise InvalidParameterError(
+                f"sites must be one site per state, shape ({batch},), got {tuple(sites.shape)}"
+            )
+        if not self.check_inputs:
+            return states, sites
+        bad = torch.stack(
+            [((states < 0) | (states >= self.q)).any(), ((sites < 0) | (sites >= width)).any()]
+        ).tolist()  # one host synchronisation per call
+        if bad[0]:
+            raise VocabularyError(
+                f"state entries must be indices 0..{self.q - 1} into model.vocab, not token ids; "
+                "build states with encode()"
+            )
+        if bad[1]:
+            raise VocabularyError(f"sites must lie in 0..{width - 1}")
+        return states, sites
+
+    def __repr__(self) -> str:
+        return (
+            f"HFMaskedLM(name={self.name!r}, n={self.n}, q={self.q}, head={self.head!r}, "
+            f"device={str(self.device)!r}, dtype={str(self.dtype).replace('torch.', '')!r})"
+        )
+
+
+def load_pretrained_masked_lm(name: str, tokenizer: Any = None) -> tuple[Any, Any]:
+    """``AutoModelForMaskedLM`` and ``AutoTokenizer`` ``from_pretrained(name)``.
+
+    Raises
+    ------
+    UnknownModelError
+        If the name is neither a loadable local directory nor a reachable hub model; the
+        message lists the models that work offline.
+    """
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    try:
+        model = AutoModelForMaskedLM.from_pretrained(name)
+        if tokenizer is None:
+            tokenizer = AutoTokenizer.from_pretrained(name)
+    except (OSError, ValueError, KeyError) as exc:
+        from glauber.mlm_backend.registry import available_models
+
+        raise UnknownModelError(
+            f"cannot load masked LM {name!r} ({type(exc).__name__}: {str(exc).splitlines()[0]}); "
+            f"models available offline: {', '.join(available_models())}; otherwise pass a local "
+            "directory with config.json, weights and tokenizer files, or a hub name reachable "
+            "from this machine"
+        ) from exc
+    return model, tokenizer
+
+
+def _framing_ids(tokenizer: Any) -> tuple[int, int, int]:
+    cls = tokenizer.cls_token_id if tokenizer.cls_token_id is not None else tokenizer.bos_token_id
+    sep = tokenizer.sep_token_id if tokenizer.sep_token_id is not None else tokenizer.eos_token_id
+    mask = tokenizer.mask_token_id
+    missing = [k for k, v in (("cls/bos", cls), ("sep/eos", sep), ("mask", mask)) if v is None]
+    if missing:
+        raise VocabularyError(
+            f"the tokenizer has no {', '.join(missing)} token; a masked LM needs [CLS]/<s>, "
+            "[SEP]/</s> and [MASK]/<mask> tokens: pass the model's own tokenizer"
+        )
+    return int(cls), int(sep), int(mask)
+
+
+def _max_sites(config: Any, tokenizer: Any) -> int | None:
+    """The longest state: max positions (minus RoBERTa's padding offset) minus 2 specials."""
+    limit = getattr(config, "max_position_embeddings", None)
+    if limit is not None and getattr(config, "model_type", "") in PADDING_OFFSET_MODEL_TYPES:
+        limit -= int(config.pad_token_id) + 1
+    tok_limit = getattr(tokenizer, "model_max_length", None)
+    if isinstance(tok_limit, int) and tok_limit < 10**6:
+        limit = tok_limit if limit is None else min(limit, tok_limit)
+    return None if limit is None else int(limit) - 2

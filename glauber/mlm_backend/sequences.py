@@ -1,0 +1,83 @@
+"""Public antibody variable-domain sequences used as default states for the protein models.
+
+Variable domains (VH, VL) of two therapeutic antibodies, from these sources:
+
+- Trastuzumab (Herceptin, anti-HER2), humanised 4D5: Carter et al., "Humanization of an
+  anti-p185HER2 antibody for human cancer therapy", PNAS 89 (1992) 4285-4289; Fab structure in
+  complex with HER2, Cho et al., Nature 421 (2003) 756-760, PDB 1N8Z.
+- Pertuzumab (Perjeta, anti-HER2, humanised 2C4): Franklin et al., "Insights into ErbB
+  signaling from the structure of the ErbB2-pertuzumab complex", Cancer Cell 5 (2004) 317-328,
+  PDB 1S78.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import torch
+
+from glauber.errors import InvalidParameterError, SequenceLengthError
+
+TRASTUZUMAB_VH = (
+    "EVQLVESGGGLVQPGGSLRLSCAASGFNIKDTYIHWVRQAPGKGLEWVARIYPTNGYTRYADSVKGRFTISADTSKNTAYLQ"
+    "MNSLRAEDTAVYYCSRWGGDGFYAMDYWGQGTLVTVSS"
+)
+TRASTUZUMAB_VL = (
+    "DIQMTQSPSSLSASVGDRVTITCRASQDVNTAVAWYQQKPGKAPKLLIYSASFLYSGVPSRFSGSRSGTDFTLTISSLQPEDF"
+    "ATYYCQQHYTTPPTFGQGTKVEIK"
+)
+PERTUZUMAB_VH = (
+    "EVQLVESGGGLVQPGGSLRLSCAASGFTFTDYTMDWVRQAPGKGLEWVADVNPNSGGSIYNQRFKGRFTLSVDRSKNTLYLQ"
+    "MNSLRAEDTAVYYCARNLGPSFYFDYWGQGTLVTVSS"
+)
+PERTUZUMAB_VL = (
+    "DIQMTQSPSSLSASVGDRVTITCKASQDVSIGVAWYQQKPGKAPKLLIYSASYRYTGVPSRFSGSGSGTDFTLTISSLQPEDF"
+    "ATYYCQQYYIYPYTFGQGTKVEIK"
+)
+
+#: Name -> sequence of every shipped chain (heavy chains end in ``_vh``, light in ``_vl``).
+ANTIBODY_SEQUENCES: dict[str, str] = {
+    "trastuzumab_vh": TRASTUZUMAB_VH,
+    "trastuzumab_vl": TRASTUZUMAB_VL,
+    "pertuzumab_vh": PERTUZUMAB_VH,
+    "pertuzumab_vl": PERTUZUMAB_VL,
+}
+
+#: The 20 standard amino acids in one-letter code, alphabetical (AntiBERTy's token order).
+AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
+
+
+def antibody_states(model: Any, names: Sequence[str] | None = None) -> torch.Tensor:
+    """The shipped chains as a batch of states ``[k, n]`` for an amino-acid model.
+
+    Each chain is cut to its first ``model.n`` residues (to the shortest chain's length while
+    ``model.n`` is None), so heavy and light chains fit one batch.
+
+    Parameters
+    ----------
+    model : HFMaskedLM or CausalLMControl
+        A model whose ``encode`` accepts amino-acid strings (AntiBERTy, Sapiens).
+    names : sequence of str, optional
+        Keys of :data:`ANTIBODY_SEQUENCES`; default all of them.
+
+    Raises
+    ------
+    InvalidParameterError
+        If a name is not a shipped chain.
+    SequenceLengthError
+        If ``model.n`` is longer than a chosen chain.
+    """
+    names = list(ANTIBODY_SEQUENCES) if names is None else list(names)
+    unknown = [k for k in names if k not in ANTIBODY_SEQUENCES]
+    if unknown:
+        raise InvalidParameterError(
+            f"unknown chain(s) {unknown}; shipped chains: {', '.join(ANTIBODY_SEQUENCES)}"
+        )
+    length = model.n if model.n is not None else min(len(ANTIBODY_SEQUENCES[k]) for k in names)
+    short = [k for k in names if len(ANTIBODY_SEQUENCES[k]) < length]
+    if short:
+        raise SequenceLengthError(
+            f"chain(s) {short} are shorter than n = {length} residues; use n <= "
+            f"{min(len(ANTIBODY_SEQUENCES[k]) for k in names)} or other chains"
+        )
+    return torch.stack([model.encode(ANTIBODY_SEQUENCES[k][:length]) for k in names])

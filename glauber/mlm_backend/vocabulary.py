@@ -1,0 +1,208 @@
+"""The resampling vocabulary of a transformer backend: token ids <-> state indices <-> text.
+
+A state holds *indices into* the vocabulary (the ConditionalModel protocol); the model sees
+token ids. :class:`TokenVocabulary` owns that map (an on-device lookup tensor for the forward
+pass) and turns text into states (:meth:`encode`) and states into text (:meth:`decode`).
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any, Sequence
+
+import torch
+
+from glauber.errors import InvalidParameterError, VocabularyError
+
+
+class TokenVocabulary:
+    """The token ids a chain may take, with their printable labels.
+
+    Parameters
+    ----------
+    token_ids : sequence of int
+        Distinct token ids, in state-index order (state value ``k`` means ``token_ids[k]``).
+    labels : sequence of str
+        The token string of each id (what :meth:`encode` accepts and :meth:`decode` prints).
+    tokenizer : transformers tokenizer, optional
+        Used to split free text into tokens and to join tokens back into text.
+    split_chars : bool
+        Tokenise text one character per token, ignoring whitespace (protein language models:
+        ``"EVQLV"`` is the five tokens ``E V Q L V``).
+    device : torch.device
+
+    Raises
+    ------
+    VocabularyError
+        If fewer than two ids are given, ids repeat, or labels do not match the ids.
+    """
+
+    def __init__(
+        self,
+        token_ids: Sequence[int],
+        labels: Sequence[str],
+        tokenizer: Any = None,
+        split_chars: bool = False,
+        device: torch.device | str = "cpu",
+    ) -> None:
+        ids = [int(t) for t in token_ids]
+        if len(ids) < 2:
+            raise VocabularyError(
+                f"the resampling vocabulary needs at least 2 tokens, got {len(ids)}; "
+                "allow more tokens (allowed_tokens)"
+            )
+        if len(set(ids)) != len(ids):
+            raise VocabularyError("allowed_tokens repeats a token; list each token once")
+        if len(labels) != len(ids):
+            raise VocabularyError(f"{len(labels)} labels for {len(ids)} tokens")
+        self.token_ids = tuple(ids)
+        self.labels = tuple(str(s) for s in labels)
+        self.tokenizer = tokenizer
+        self.split_chars = bool(split_chars)
+        self.lookup = torch.tensor(ids, dtype=torch.long, device=device)
+        self._index = {label: k for k, label in enumerate(self.labels)}
+
+    @property
+    def q(self) -> int:
+        """Size of the resampling vocabulary."""
+        return len(self.token_ids)
+
+    def to(self, device: torch.device) -> "TokenVocabulary":
+        """Move the lookup tensor to ``device`` (in place); return ``self``."""
+        self.lookup = self.lookup.to(device)
+        return self
+
+    def tokens(self, text: str | Sequence[str]) -> list[str]:
+        """Split ``text`` into token strings (a list of tokens is returned as a list)."""
+        if isinstance(text, str):
+            if self.split_chars:
+                return [c for c in text if not c.isspace()]
+            if self.tokenizer is not None:
+                return list(self.tokenizer.tokenize(text))
+            return text.split()
+        items = list(text)
+        if not all(isinstance(t, str) for t in items):
+            raise InvalidParameterError(
+                "encode() takes a string or a list of token strings; to pass state indices, "
+                "use them directly as a state"
+            )
+        return items
+
+    def encode(self, text: str | Sequence[str], device: torch.device | None = None) -> torch.Tensor:
+        """State indices of ``text``: a 1-D ``torch.long`` tensor (on ``device``).
+
+        Raises
+        ------
+        VocabularyError
+            If a token is outside the resampling vocabulary.
+        """
+        toks = self.tokens(text)
+        bad = [t for t in toks if t not in self._index]
+        if bad:
+            shown = ", ".join(repr(t) for t in dict.fromkeys(bad).keys())
+            allowed = " ".join(self.labels[:40]) + (" ..." if self.q > 40 else "")
+            raise VocabularyError(
+                f"token(s) {shown} lie outside the resampling vocabulary ({self.q} tokens: "
+                f"{allowed}); remove them or widen allowed_tokens"
+            )
+        idx = [self._index[t] for t in toks]
+        return torch.tensor(idx, dtype=torch.long, device=device or self.lookup.device)
+
+    def decode(self, states: Any) -> str | list[str]:
+        """Text of a state ``[n]`` (a string) or of a batch ``[B, n]`` (a list of strings).
+
+        Raises
+        ------
+        VocabularyError
+            If an entry is not an index ``0..q-1``.
+        """
+        arr = torch.as_tensor(states).detach().cpu()
+        if arr.ndim not in (1, 2):
+            raise InvalidParameterError(
+                f"decode() takes [n] or [B, n] states, got shape {tuple(arr.shape)}"
+            )
+        if arr.numel() and (int(arr.min()) < 0 or int(arr.max()) >= self.q):
+            raise VocabularyError(
+                f"state entries must be indices 0..{self.q - 1} into the vocabulary; "
+                "pass states produced by encode() or by a chain on this model"
+            )
+        rows = [arr] if arr.ndim == 1 else list(arr)
+        texts = [self._join([self.labels[int(k)] for k in row]) for row in rows]
+        return texts[0] if arr.ndim == 1 else texts
+
+    def _join(self, toks: list[str]) -> str:
+        if self.split_chars:
+            return "".join(toks)
+        if self.tokenizer is not None:
+            return self.tokenizer.convert_tokens_to_string(toks)
+        return " ".join(toks)
+
+
+def tokenizer_vocabulary(
+    tokenizer: Any,
+    allowed_tokens: Sequence[int | str] | None,
+    model_vocab_size: int,
+    split_chars: bool,
+    device: torch.device,
+    excluded: Sequence[int] = (),
+) -> TokenVocabulary:
+    """The resampling vocabulary of a Hugging Face tokenizer.
+
+    Parameters
+    ----------
+    tokenizer : transformers tokenizer
+    allowed_tokens : sequence of int or str, optional
+        Token ids or token strings a chain may take. Default: every non-special token id
+        below ``model_vocab_size``, in increasing id order.
+    model_vocab_size : int
+        Number of output rows of the model (ids at or above it cannot be scored).
+    split_chars : bool
+        See :class:`TokenVocabulary`.
+    device : torch.device
+    excluded : sequence of int
+        Further ids a chain may never take (e.g. a causal model's BOS).
+
+    Raises
+    ------
+    VocabularyError
+        If an allowed token is unknown to the tokenizer, special, or beyond the model's output.
+    """
+    special = set(int(t) for t in tokenizer.all_special_ids) | set(int(t) for t in excluded)
+    if allowed_tokens is None:
+        ids = sorted(
+            i for i in set(int(v) for v in tokenizer.get_vocab().values())
+            if i not in special and i < model_vocab_size
+        )
+    else:
+        ids = [_token_id(tokenizer, t) for t in allowed_tokens]
+        for tok, i in zip(allowed_tokens, ids):
+            if i in special:
+                raise VocabularyError(
+                    f"allowed token {tok!r} is a special token (id {i}); a chain may only take "
+                    "ordinary tokens, remove it from allowed_tokens"
+                )
+            if not 0 <= i < model_vocab_size:
+                raise VocabularyError(
+                    f"allowed token {tok!r} has id {i}, outside the model's {model_vocab_size} "
+                    "output tokens; remove it from allowed_tokens"
+                )
+    labels = [str(s) for s in tokenizer.convert_ids_to_tokens(ids)]
+    return TokenVocabulary(ids, labels, tokenizer=tokenizer, split_chars=split_chars, device=device)
+
+
+def _token_id(tokenizer: Any, token: int | str) -> int:
+    if isinstance(token, str):
+        i = tokenizer.convert_tokens_to_ids(token)
+        if i is None or (i == tokenizer.unk_token_id and token != tokenizer.unk_token):
+            raise VocabularyError(
+                f"allowed token {token!r} is not in the tokenizer's vocabulary; "
+                "check the spelling or pass token ids"
+            )
+        return int(i)
+    if isinstance(token, bool) or not isinstance(token, numbers.Integral):
+        raise VocabularyError(f"allowed_tokens entries must be token strings or ids, got {token!r}")
+    if not 0 <= int(token) < len(tokenizer):
+        raise VocabularyError(
+            f"allowed token id {token} is outside the tokenizer's 0..{len(tokenizer) - 1}"
+        )
+    return int(token)
