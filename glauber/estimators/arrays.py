@@ -59,6 +59,53 @@ def all_finite(x: Any) -> bool:
     return bool(np.isfinite(np.asarray(x)).all())
 
 
+def namespace(x: Any) -> Any:
+    """Return the array module of ``x``: ``torch`` for a tensor, ``numpy`` otherwise.
+
+    The reductions used by the estimators (``sum``, ``amax``, ``amin``, ``exp``, ``abs``,
+    ``minimum``, ``where``) accept the same ``axis=`` spelling in both modules.
+    """
+    return _torch() if is_torch(x) else np
+
+
+def take_rows(x: Any, index: Any) -> Any:
+    """Return ``x[b, index[b]]`` for every row ``b`` of a ``[B, q]`` array (numpy or torch)."""
+    if is_torch(x):
+        torch = _torch()
+        idx = torch.as_tensor(index, device=x.device, dtype=torch.long)
+        return torch.take_along_dim(x, idx[:, None], dim=1)[:, 0]
+    return np.take_along_axis(x, np.asarray(index, dtype=np.int64)[:, None], axis=1)[:, 0]
+
+
+def jsonable(value: Any) -> Any:
+    """Convert arrays, numpy/torch scalars and tuples to JSON-safe lists, floats, ints and bools.
+
+    Strict JSON has no infinity or NaN: ``+-inf`` becomes the string ``"inf"``/``"-inf"`` (as in
+    :meth:`glauber.theory.contraction.ContractionCertificate.to_dict`) and NaN becomes ``None``.
+    Objects with a ``to_dict`` method (nested results) are converted through it.
+    """
+    if hasattr(value, "to_dict") and not isinstance(value, type):
+        return jsonable(value.to_dict())
+    if is_torch(value):
+        value = to_numpy(value)
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [jsonable(v) for v in value.tolist()] if value.ndim else jsonable(value.item())
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        f = float(value)
+        if np.isnan(f):
+            return None
+        return f if np.isfinite(f) else ("inf" if f > 0 else "-inf")
+    return value
+
+
 def _torch() -> Any:
     import torch
 

@@ -5,14 +5,14 @@ This is the one place where scores are divided by ``tau`` (DESIGN.md, "The proto
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
 from glauber.errors import NonFiniteScoresError, SequenceLengthError, VocabularyError
 from glauber.estimators.arrays import all_finite, is_torch, log_softmax, to_numpy
 from glauber.estimators.protocol import ConditionalModel
-from glauber.theory.validation import check_tau
+from glauber.theory.validation import check_positive_int, check_tau
 
 
 def check_states(model: ConditionalModel, states: Any) -> None:
@@ -40,7 +40,33 @@ def check_states(model: ConditionalModel, states: Any) -> None:
         )
 
 
-def log_conditionals(model: ConditionalModel, states: Any, sites: Any, tau: float) -> Any:
+def host_states(model: ConditionalModel, states: Any) -> np.ndarray:
+    """Return ``states`` as a checked ``[B, n]`` numpy int64 array on the host.
+
+    Accepts lists, numpy arrays and torch tensors (on any device).
+
+    Raises
+    ------
+    SequenceLengthError
+        If the array is not ``[B, n]``.
+    VocabularyError
+        If the entries are not integers in ``0..q-1``.
+    """
+    arr = to_numpy(states) if is_torch(states) else np.asarray(states)
+    if arr.size and not np.issubdtype(arr.dtype, np.integer):
+        if not (np.issubdtype(arr.dtype, np.number) and np.all(arr == np.round(arr))):
+            raise VocabularyError(
+                f"states must hold integer vocabulary indices, got dtype {arr.dtype}; "
+                "encode tokens as indices 0..q-1 into model.vocab"
+            )
+    arr = arr.astype(np.int64, copy=False)
+    check_states(model, arr)
+    return arr
+
+
+def log_conditionals(
+    model: ConditionalModel, states: Any, sites: Any, tau: float, check_finite: bool = True
+) -> Any:
     """Log-conditionals ``log p_tau(a | x_{-i})`` for a batch of states, one site per state.
 
     Parameters
@@ -53,6 +79,10 @@ def log_conditionals(model: ConditionalModel, states: Any, sites: Any, tau: floa
         The site resampled in each state.
     tau : float
         Temperature, finite and > 0.
+    check_finite : bool, optional
+        Check the scores now (on torch this waits for the device: one host synchronisation).
+        Device loops pass False and check the log-conditionals at their own sync points
+        (non-finite scores give non-finite log-conditionals).
 
     Returns
     -------
@@ -65,13 +95,57 @@ def log_conditionals(model: ConditionalModel, states: Any, sites: Any, tau: floa
     InvalidTemperatureError
         If ``tau`` is not finite and positive.
     NonFiniteScoresError
-        If the model returned NaN or infinite scores.
+        If ``check_finite`` and the model returned NaN or infinite scores.
     """
     tau = check_tau(tau)
     s = model.scores(states, sites)
-    if not all_finite(s):
+    if check_finite and not all_finite(s):
         raise NonFiniteScoresError(
             f"model {getattr(model, 'name', type(model).__name__)} returned non-finite scores; "
             "check the score function (scores must be finite real numbers at every site)"
         )
     return log_softmax(s / tau)
+
+
+def iter_log_conditionals(
+    model: ConditionalModel,
+    n_queries: int,
+    build: Callable[[int, int], tuple[Any, Any]],
+    tau: float,
+    batch_size: int,
+    check_finite: bool = True,
+) -> Iterator[tuple[int, int, Any]]:
+    """Answer ``n_queries`` (state, site) queries in chunks of at most ``batch_size`` per call.
+
+    Parameters
+    ----------
+    model : ConditionalModel
+    n_queries : int
+        Number of queries (rows) in total.
+    build : callable
+        ``build(start, stop) -> (states[stop - start, n], sites[stop - start])``: the queries of
+        one chunk, built lazily so that a large query set never sits in memory at once.
+    tau : float
+        Temperature (checked once, before any model call).
+    batch_size : int
+        Most rows per :meth:`scores` call (an MLM forward is the cost: use the largest batch that
+        fits in memory).
+    check_finite : bool, optional
+        Passed to :func:`log_conditionals`.
+
+    Yields
+    ------
+    (start, stop, log_p)
+        ``log_p`` is :func:`log_conditionals` of the chunk, in the model's array library.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``batch_size`` is not an integer >= 1.
+    """
+    tau = check_tau(tau)
+    batch_size = check_positive_int(batch_size, "batch_size")
+    for start in range(0, int(n_queries), batch_size):
+        stop = min(start + batch_size, int(n_queries))
+        states, sites = build(start, stop)
+        yield start, stop, log_conditionals(model, states, sites, tau, check_finite)

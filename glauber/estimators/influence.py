@@ -1,0 +1,260 @@
+"""Influence coefficients (Definition 2) and score oscillations (Lemma 6), estimated or exact.
+
+``c_ij(tau) = sup ||p_tau(. | x_{-i}) - p_tau(. | y_{-i})||_TV`` over ``x, y`` that differ only at
+site ``j``: the influence OF ``j`` ON ``i``. ``Delta_ij`` is the supremum of the oscillation
+``max_a (s_i(a; x) - s_i(a; y)) - min_a (s_i(a; x) - s_i(a; y))`` over the same pairs (tau-free).
+
+A sample of pairs gives a maximum that is a LOWER bound on each supremum, so the certificates
+computed from it (corrected Theorem 5, Corollary 7) are estimates, not proofs; ``exhaustive=True``
+(toy models) enumerates every pair and the result is exact.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from glauber.errors import InvalidParameterError, StateSpaceTooLargeError
+from glauber.estimators.arrays import jsonable, like, namespace, to_numpy
+from glauber.estimators.conditionals import host_states, iter_log_conditionals
+from glauber.estimators.protocol import ConditionalModel
+from glauber.estimators.sampler import SeedLike, concat
+from glauber.theory.contraction import ContractionCertificate, certify_contraction
+from glauber.theory.influence_bounds import corollary7_holds, lemma6_bound, tanh_bound
+from glauber.theory.validation import check_eps, check_positive_int, check_tau
+
+#: Tolerance of the Lemma 6 / tanh consistency checks (rounding of TV in float32).
+_CHECK_ATOL = 1e-6
+
+
+@dataclass(frozen=True)
+class InfluenceResult:
+    """Result of :func:`influence`.
+
+    Attributes
+    ----------
+    tau : float
+    C : ndarray, shape (n, n)
+        ``C[i, j]``: largest TV seen for the influence of ``j`` on ``i`` (zero diagonal).
+    Delta : ndarray, shape (n, n)
+        ``Delta[i, j]``: largest score oscillation seen (tau-free; zero diagonal).
+    is_lower_bound : bool
+        True unless ``exhaustive``: ``C`` and ``Delta`` are then lower bounds on the suprema of
+        Definition 2 and Lemma 6, and ``contraction`` is an estimate, not a certificate.
+    exhaustive : bool
+    n_contexts, n_replacements, n_comparisons : int
+        Contexts used, replacements per (context, site), and TV comparisons made (one per
+        context, site ``j``, replacement and site ``i != j``).
+    alpha_row, alpha_col, alpha_spectral, spectral_radius : float
+        From ``C`` (see :mod:`glauber.theory.contraction`).
+    contraction : ContractionCertificate
+        Corrected Theorem 5 certificates from ``C`` at ``eps``.
+    lemma6 : ndarray, shape (n, n)
+        ``Delta / (4 tau)`` (Lemma 6 as printed).
+    tanh : ndarray, shape (n, n)
+        ``tanh(Delta / (4 tau))`` (the sharper form).
+    lemma6_consistent, tanh_consistent : bool
+        ``C <= lemma6`` and ``C <= tanh`` entrywise (up to rounding). Each holds for every sampled
+        pair, so a failure means a bug or non-finite scores, not a counterexample.
+    corollary7 : bool
+        Corollary 7's hypothesis ``max_i sum_j Delta_ij < 4 tau`` on the estimated ``Delta``.
+    """
+
+    tau: float
+    C: np.ndarray
+    Delta: np.ndarray
+    is_lower_bound: bool
+    exhaustive: bool
+    n_contexts: int
+    n_replacements: int
+    n_comparisons: int
+    alpha_row: float
+    alpha_col: float
+    alpha_spectral: float
+    spectral_radius: float
+    contraction: ContractionCertificate
+    lemma6: np.ndarray
+    tanh: np.ndarray
+    lemma6_consistent: bool
+    tanh_consistent: bool
+    corollary7: bool
+
+    def to_dict(self) -> dict:
+        """JSON-safe dictionary (matrices as nested lists, ``inf`` as ``"inf"``)."""
+        return jsonable(self.__dict__)
+
+
+def influence(
+    model: ConditionalModel,
+    tau: float,
+    contexts: Any = None,
+    n_replacements: int = 1,
+    seed: SeedLike = 0,
+    exhaustive: bool = False,
+    batch_size: int = 4096,
+    eps: float = 0.25,
+    max_states: int = 100_000,
+) -> InfluenceResult:
+    """Estimate the influence matrix ``C(tau)`` (Definition 2) and oscillations ``Delta`` (Lemma 6).
+
+    For each context ``x``, each site ``j`` and each replacement ``b != x_j`` at ``j``, and every
+    ``i != j``, compute ``TV(p_tau(. | x_{-i}), p_tau(. | x^{j->b}_{-i}))`` and the oscillation of
+    the score difference; ``C`` and ``Delta`` take the maximum over all of them. Queries: ``S n``
+    base conditionals plus ``S n R (n - 1)`` perturbed ones, in chunks of ``batch_size``.
+
+    Parameters
+    ----------
+    model : ConditionalModel
+    tau : float
+        Temperature > 0.
+    contexts : array of int, shape (S, n), optional
+        Contexts ``x`` (ignored and not needed when ``exhaustive``).
+    n_replacements : int
+        Replacements ``b`` per (context, site), drawn uniformly without replacement from the
+        ``q - 1`` other tokens (clipped to ``q - 1``).
+    seed : int or numpy.random.Generator
+        Same seed, same result.
+    exhaustive : bool
+        Enumerate every state and every replacement (toy models): ``C`` and ``Delta`` are then
+        the exact suprema.
+    batch_size : int
+        Most rows per :meth:`scores` call.
+    eps : float
+        Target distance of the Theorem 5 certificates.
+    max_states : int
+        Largest ``q ** n`` enumerated when ``exhaustive``.
+
+    Returns
+    -------
+    InfluenceResult
+
+    Raises
+    ------
+    InvalidTemperatureError
+        If ``tau`` is not finite and > 0.
+    InvalidParameterError
+        If ``n < 2``, no contexts are given (and not ``exhaustive``) or a count is < 1.
+    StateSpaceTooLargeError
+        If ``exhaustive`` and ``q ** n > max_states``.
+    SequenceLengthError, VocabularyError
+        On malformed contexts.
+    """
+    tau = check_tau(tau)
+    eps = check_eps(eps)
+    batch_size = check_positive_int(batch_size, "batch_size")
+    n, q = model.n, model.q
+    if n < 2:
+        raise InvalidParameterError(f"influence needs n >= 2 sites, the model has n = {n}")
+    if exhaustive:
+        xs = all_states(n, q, max_states)
+        reps = (xs[:, :, None] + np.arange(1, q)[None, None, :]) % q  # every b != x_j
+    else:
+        if contexts is None:
+            raise InvalidParameterError(
+                "pass contexts [S, n] to sample influence from, or exhaustive=True for a toy model"
+            )
+        xs = host_states(model, contexts)
+        if xs.shape[0] == 0:
+            raise InvalidParameterError("contexts is empty; pass at least one state [1, n]")
+        r = min(check_positive_int(n_replacements, "n_replacements"), q - 1)
+        rng = np.random.default_rng(seed)
+        keys = rng.random((xs.shape[0], n, q - 1))  # a uniform r-subset of the q - 1 offsets
+        if r < q - 1:
+            offsets = np.argpartition(keys, r - 1, axis=-1)[:, :, :r] + 1
+        else:
+            offsets = np.broadcast_to(np.arange(1, q), keys.shape)
+        reps = (xs[:, :, None] + offsets) % q
+    C, Delta, n_comparisons = _max_influence(model, xs, reps, tau, batch_size)
+    lem = np.asarray(lemma6_bound(Delta, tau))
+    th = np.asarray(tanh_bound(Delta, tau))
+    cert = certify_contraction(C, eps)
+    return InfluenceResult(
+        tau=tau,
+        C=C,
+        Delta=Delta,
+        is_lower_bound=not exhaustive,
+        exhaustive=bool(exhaustive),
+        n_contexts=int(xs.shape[0]),
+        n_replacements=int(reps.shape[2]),
+        n_comparisons=n_comparisons,
+        alpha_row=cert.alpha_row,
+        alpha_col=cert.alpha_col,
+        alpha_spectral=cert.alpha_spectral,
+        spectral_radius=cert.spectral_radius,
+        contraction=cert,
+        lemma6=lem,
+        tanh=th,
+        lemma6_consistent=bool(np.all(C <= lem + _CHECK_ATOL)),
+        tanh_consistent=bool(np.all(C <= th + _CHECK_ATOL)),
+        corollary7=corollary7_holds(Delta, tau),
+    )
+
+
+def all_states(n: int, q: int, max_states: int = 100_000) -> np.ndarray:
+    """Every state of ``{0..q-1}^n`` in mixed radix, site 0 most significant: ``[q**n, n]``.
+
+    Raises
+    ------
+    StateSpaceTooLargeError
+        If ``q ** n > max_states``.
+    """
+    if q**n > max_states:
+        raise StateSpaceTooLargeError(
+            f"q**n = {q}**{n} = {q**n} states exceeds max_states = {max_states}; sample contexts "
+            "instead (exhaustive=False) or raise max_states"
+        )
+    idx = np.arange(q**n)
+    powers = q ** np.arange(n - 1, -1, -1)
+    return (idx[:, None] // powers[None, :]) % q
+
+
+def _max_influence(
+    model: ConditionalModel, xs: np.ndarray, reps: np.ndarray, tau: float, batch_size: int
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Max TV and max oscillation over every (context, j, b, i != j) query."""
+    s_count, n = xs.shape
+    r = reps.shape[2]
+    # Base conditionals p(. | x_{-i}) for every context and site, kept in the model's library.
+    base_states = np.repeat(xs, n, axis=0)
+    base_sites = np.tile(np.arange(n), s_count)
+    base = concat(
+        [
+            lp
+            for _, _, lp in iter_log_conditionals(
+                model,
+                s_count * n,
+                lambda lo, hi: (base_states[lo:hi], base_sites[lo:hi]),
+                tau,
+                batch_size,
+            )
+        ]
+    )
+
+    def decode(lo: int, hi: int) -> tuple[np.ndarray, ...]:
+        """Flat query index -> (context s, site j, replacement b, site i != j)."""
+        s, rest = np.divmod(np.arange(lo, hi), n * r * (n - 1))
+        j, rest = np.divmod(rest, r * (n - 1))
+        b, k = np.divmod(rest, n - 1)
+        return s, j, b, k + (k >= j)
+
+    def build(lo: int, hi: int) -> tuple[np.ndarray, np.ndarray]:
+        s, j, b, i = decode(lo, hi)
+        states = xs[s]
+        states[np.arange(hi - lo), j] = reps[s, j, b]
+        return states, i
+
+    n_queries = s_count * n * r * (n - 1)
+    C = np.zeros((n, n))
+    Delta = np.zeros((n, n))
+    for lo, hi, lp in iter_log_conditionals(model, n_queries, build, tau, batch_size):
+        s, j, _, i = decode(lo, hi)
+        ref = base[like(lp, s * n + i)]
+        xp = namespace(lp)
+        tv = to_numpy(0.5 * xp.sum(xp.abs(xp.exp(lp) - xp.exp(ref)), axis=-1))
+        diff = lp - ref  # log-softmax normalisers are constants in a: they cancel in max - min
+        osc = to_numpy((xp.amax(diff, axis=-1) - xp.amin(diff, axis=-1)) * tau)
+        np.maximum.at(C, (i, j), tv)
+        np.maximum.at(Delta, (i, j), osc)
+    return C, Delta, n_queries

@@ -1,0 +1,493 @@
+"""The rectangle test (Proposition 4) and the Arnold–Press compatibility statistic.
+
+Rectangle (paper §4, Proposition 4): a state ``x``, sites ``i != j``, replacements ``A' != A = x_i``
+and ``B' != B = x_j``; ``y = x(i -> A')``, ``w = x(j -> B')``, ``z = x(i -> A', j -> B')``. Each
+edge has the log-ratio of the conditional that makes the move, e.g.
+``s_{x->y} = log p_tau(A' | x_{-i}) - log p_tau(A | x_{-i})``, and
+
+    delta = (s_{x->y} + s_{y->z}) - (s_{x->w} + s_{w->z}).
+
+If some joint law has these conditionals (they are *compatible*), every ``delta`` is 0. The
+normaliser of a conditional cancels in its log-ratio, so ``delta(tau) = delta(1) / tau`` exactly.
+
+The K x K generalisation (:func:`arnold_press_statistic`) follows Arnold & Press (1989,
+"Compatible conditional distributions", JASA 84(405):152–156): two conditionals ``p(a | b)`` and
+``p(b | a)`` are compatible iff their ratio factorises, ``p(a | b) / p(b | a) = u(a) v(b)``; Torroba
+Hennigen & Kim (2023, "Deriving language models from masked language models", ACL) use this
+criterion to measure and repair the incompatibility of MLM conditionals.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from scipy import stats
+
+from glauber.errors import InvalidParameterError
+from glauber.estimators.arrays import is_torch, jsonable, namespace, take_rows, to_numpy
+from glauber.estimators.conditionals import host_states, iter_log_conditionals
+from glauber.estimators.protocol import ConditionalModel
+from glauber.estimators.sampler import SeedLike
+from glauber.theory.rectangle import rectangle_delta_from_edges
+from glauber.theory.validation import check_positive_int, check_tau
+
+#: Default rounding tolerance on ``|delta|`` by the dtype of the log-conditionals.
+_DEFAULT_ATOL = {"float64": 1e-9, "float32": 1e-4}
+
+
+@dataclass(frozen=True)
+class Rectangles:
+    """The rectangles of one :func:`rectangle_test` (arrays of shape ``(R,)``).
+
+    ``state_index`` indexes the ``states`` passed in; ``a = x_i``, ``a_prime = A'``, ``b = x_j``,
+    ``b_prime = B'``; ``delta`` is Proposition 4's incompatibility at the test's ``tau``.
+    """
+
+    state_index: np.ndarray
+    site_i: np.ndarray
+    site_j: np.ndarray
+    a: np.ndarray
+    a_prime: np.ndarray
+    b: np.ndarray
+    b_prime: np.ndarray
+    delta: np.ndarray
+
+    def to_dict(self) -> dict:
+        """JSON-safe dictionary of lists."""
+        return jsonable(self.__dict__)
+
+
+@dataclass(frozen=True)
+class RectangleTestResult:
+    """Summary of :func:`rectangle_test`.
+
+    Attributes
+    ----------
+    tau, replacements, k, n_rectangles :
+        The test's settings (``k`` after clipping to ``q - 1``).
+    mean_abs_delta, median_abs_delta, max_abs_delta, sd_abs_delta : float
+        Statistics of ``|delta|`` (the paper's Table 1 reports the mean).
+    mean_delta, sd_delta : float
+        Statistics of the signed ``delta`` (``sd`` with ``ddof = 1``; NaN, serialised as ``None``,
+        for a single rectangle).
+    p_value_t : float or None
+        Two-sided one-sample t-test of ``mean(delta) = 0``. The sign of ``delta`` flips when the
+        roles of ``i`` and ``j`` swap, and the test draws the order at random, so this tests a
+        *systematic* signed bias; incompatible models can pass it. 1.0 when every ``delta`` is 0.
+    p_value_wilcoxon : float or None
+        Two-sided Wilcoxon signed-rank test on ``delta`` (the non-parametric alternative, same
+        caveat). 1.0 when every ``delta`` is 0.
+    p_value_abs : float or None
+        One-sided t-test of ``mean(|delta|) > atol``: evidence that ``delta`` is not rounding noise.
+        Compatibility forces ``delta = 0`` in *every* rectangle, so this is the relevant test.
+    atol : float
+        Rounding tolerance on ``|delta|``.
+    n_above_atol : int
+        Rectangles with ``|delta| > atol``; any one of them refutes compatibility (Proposition 4).
+    compatible_within_atol : bool
+        ``n_above_atol == 0``.
+    rectangles : Rectangles
+    """
+
+    tau: float
+    replacements: str
+    k: int
+    n_rectangles: int
+    mean_abs_delta: float
+    median_abs_delta: float
+    max_abs_delta: float
+    sd_abs_delta: float
+    mean_delta: float
+    sd_delta: float
+    p_value_t: float | None
+    p_value_wilcoxon: float | None
+    p_value_abs: float | None
+    atol: float
+    n_above_atol: int
+    compatible_within_atol: bool
+    rectangles: Rectangles
+
+    def to_dict(self) -> dict:
+        """JSON-safe dictionary (the rectangles as lists)."""
+        return jsonable(self.__dict__)
+
+
+def rectangle_test(
+    model: ConditionalModel,
+    states: Any,
+    tau: float = 1.0,
+    n_rectangles: int = 300,
+    replacements: Literal["topk", "uniform"] = "topk",
+    k: int = 50,
+    seed: SeedLike = 0,
+    batch_size: int = 4096,
+    atol: float | None = None,
+) -> RectangleTestResult:
+    """Proposition 4's rectangle test on random rectangles (the paper's §4 protocol).
+
+    Each rectangle draws a state ``x`` uniformly from ``states``, sites ``i != j`` uniformly, and
+    replacements ``A' != x_i``, ``B' != x_j``: uniformly among the model's own top-``k`` tokens of
+    ``p(. | x_{-i})`` and ``p(. | x_{-j})`` other than the current token (``"topk"``, the paper uses
+    ``k = 50``), or uniformly among all other tokens (``"uniform"``). Two batched passes:
+    ``(x, i), (x, j)`` for all rectangles, then ``(y, j), (w, i)``.
+
+    Parameters
+    ----------
+    model : ConditionalModel
+    states : array of int, shape (S, n)
+        Contexts to build rectangles from (e.g. natural text; n >= 2).
+    tau : float
+        Temperature > 0 (``delta`` scales as ``1 / tau``).
+    n_rectangles : int
+        Number of rectangles, >= 1.
+    replacements : {"topk", "uniform"}
+    k : int
+        Size of the top-k candidate set (clipped to ``q - 1``).
+    seed : int or numpy.random.Generator
+        Same seed, same rectangles.
+    batch_size : int
+        Most rows per :meth:`scores` call.
+    atol : float, optional
+        Rounding tolerance on ``|delta|``; default ``1e-9`` for float64 log-conditionals and
+        ``1e-4`` for lower precision.
+
+    Returns
+    -------
+    RectangleTestResult
+
+    Raises
+    ------
+    InvalidTemperatureError
+        If ``tau`` is not finite and > 0.
+    InvalidParameterError
+        If ``n < 2``, ``states`` is empty, ``replacements`` is unknown or a count is < 1.
+    SequenceLengthError, VocabularyError
+        On malformed states.
+    """
+    tau = check_tau(tau)
+    n_rectangles = check_positive_int(n_rectangles, "n_rectangles")
+    k = min(check_positive_int(k, "k"), model.q - 1)
+    batch_size = check_positive_int(batch_size, "batch_size")
+    if replacements not in ("topk", "uniform"):
+        raise InvalidParameterError(
+            f"replacements must be 'topk' or 'uniform', got {replacements!r}"
+        )
+    xs = _contexts(model, states)
+    n, q, r = model.n, model.q, n_rectangles
+    rng = np.random.default_rng(seed)
+    s_idx = rng.integers(xs.shape[0], size=r)
+    si = rng.integers(n, size=r)
+    sj = (si + 1 + rng.integers(n - 1, size=r)) % n  # uniform over j != i
+    x = xs[s_idx]
+    rows = np.arange(r)
+    a, b = x[rows, si], x[rows, sj]
+
+    # Pass 1: conditionals at (x, i) for rows 0..r-1 and (x, j) for rows r..2r-1.
+    sites1 = np.concatenate([si, sj])
+    current = np.concatenate([a, b])
+    if replacements == "uniform":
+        offsets = rng.integers(q - 1, size=2 * r)
+        chosen = (current + 1 + offsets) % q
+        (lp_current, lp_chosen), _ = _gather_pass(
+            model, np.concatenate([x, x]), sites1, tau, batch_size, [current, chosen]
+        )
+    else:
+        lp_current, top_idx, top_val = _topk_pass(
+            model, np.concatenate([x, x]), sites1, current, tau, batch_size, k
+        )
+        pick = rng.integers(k, size=2 * r)
+        chosen = top_idx[np.arange(2 * r), pick]
+        lp_chosen = top_val[np.arange(2 * r), pick]
+    a_prime, b_prime = chosen[:r], chosen[r:]
+    s_xy = lp_chosen[:r] - lp_current[:r]
+    s_xw = lp_chosen[r:] - lp_current[r:]
+
+    # Pass 2: conditionals at (y, j) and (w, i).
+    y = x.copy()
+    y[rows, si] = a_prime
+    w = x.copy()
+    w[rows, sj] = b_prime
+    (lp_old, lp_new), dtype = _gather_pass(
+        model,
+        np.concatenate([y, w]),
+        np.concatenate([sj, si]),
+        tau,
+        batch_size,
+        [np.concatenate([b, a]), np.concatenate([b_prime, a_prime])],
+    )
+    lp_b, lp_a, lp_bp, lp_ap = lp_old[:r], lp_old[r:], lp_new[:r], lp_new[r:]
+    s_yz = lp_bp - lp_b
+    s_wz = lp_ap - lp_a
+    delta = np.asarray(rectangle_delta_from_edges(s_xy, s_yz, s_xw, s_wz), dtype=np.float64)
+    if atol is None:
+        atol = _DEFAULT_ATOL["float64" if dtype == "float64" else "float32"]
+    return _summarise(
+        delta,
+        tau,
+        replacements,
+        k,
+        float(atol),
+        Rectangles(s_idx, si, sj, a, a_prime, b, b_prime, delta),
+    )
+
+
+@dataclass(frozen=True)
+class ArnoldPressResult:
+    """Result of :func:`arnold_press_statistic`.
+
+    Attributes
+    ----------
+    statistic : float
+        Root-mean-square of the interaction matrix ``E`` (0 iff compatible on the K x K slice).
+    max_abs : float
+        ``max |E|``.
+    interaction : ndarray, shape (K_i, K_j)
+        The double-centred log-ratio matrix ``E``.
+    tokens_i, tokens_j : ndarray of int
+        The top-K tokens at ``i`` and at ``j`` (vocabulary indices).
+    i, j : int
+    tau : float
+    """
+
+    statistic: float
+    max_abs: float
+    interaction: np.ndarray
+    tokens_i: np.ndarray
+    tokens_j: np.ndarray
+    i: int
+    j: int
+    tau: float
+
+    def to_dict(self) -> dict:
+        """JSON-safe dictionary."""
+        return jsonable(self.__dict__)
+
+
+def arnold_press_statistic(
+    model: ConditionalModel,
+    state: Any,
+    i: int,
+    j: int,
+    tau: float = 1.0,
+    K: int = 10,
+    batch_size: int = 4096,
+) -> ArnoldPressResult:
+    """K x K compatibility statistic of the conditionals at sites ``i`` and ``j`` around ``state``.
+
+    Fix every site but ``i`` and ``j`` as in ``state``. Let ``S_i`` (``S_j``) be the top-``K``
+    tokens of ``p(. | x_{-i})`` (``p(. | x_{-j})``). For ``a`` in ``S_i``, ``b`` in ``S_j`` let
+
+        R[a, b] = log p_tau(a | x^{j->b}_{-i}) - log p_tau(b | x^{i->a}_{-j}).
+
+    If a joint law ``pi`` has these conditionals,
+    ``pi(a, b) = p(a | b) pi_j(b) = p(b | a) pi_i(a)``, so ``R[a, b] = log pi_i(a) - log pi_j(b)``
+    is additive: ``exp(R)`` is rank one, the Arnold & Press (1989) criterion. The statistic is the
+    root-mean-square of the double-centred matrix
+
+        E = R - row means - column means + grand mean,
+
+    which is 0 iff ``R`` is additive on ``S_i x S_j``. Every 2 x 2 contrast of ``R`` is minus a
+    rectangle ``delta`` (Proposition 4): ``delta = R[a', b] + R[a, b'] - R[a, b] - R[a', b']``. For
+    ``K = 2``, ``|E|`` is ``|delta| / 4`` in every entry. ``E(tau) = E(1) / tau`` (the normalisers
+    are additive terms). Costs ``2 + 2K`` conditionals.
+
+    Parameters
+    ----------
+    model : ConditionalModel
+    state : array of int, shape (n,) or (1, n)
+    i, j : int
+        Two distinct sites.
+    tau : float
+        Temperature > 0.
+    K : int
+        Number of top tokens per site (clipped to ``q``), >= 2.
+    batch_size : int
+        Most rows per :meth:`scores` call.
+
+    Returns
+    -------
+    ArnoldPressResult
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``i == j``, a site is out of range, ``K < 2`` or ``state`` is not one state.
+    InvalidTemperatureError, SequenceLengthError, VocabularyError
+        On a bad temperature or state.
+    """
+    tau = check_tau(tau)
+    if check_positive_int(K, "K") < 2:
+        raise InvalidParameterError(f"K must be >= 2 (a 1 x 1 slice has no interaction), got {K}")
+    K = min(int(K), model.q)
+    x = host_states(model, np.asarray(to_numpy(state) if is_torch(state) else state).reshape(1, -1))
+    i, j = _site(i, model.n, "i"), _site(j, model.n, "j")
+    if i == j:
+        raise InvalidParameterError(f"sites i and j must differ, got i = j = {i}")
+    _, top_idx, _ = _topk_pass(
+        model, np.concatenate([x, x]), np.array([i, j]), x[0, [i, j]], tau, batch_size, K,
+        exclude_current=False,
+    )
+    tok_i, tok_j = top_idx[0], top_idx[1]
+    ctx_i = np.repeat(x, K, axis=0)  # contexts for site i: x with j -> b
+    ctx_i[:, j] = tok_j
+    ctx_j = np.repeat(x, K, axis=0)  # contexts for site j: x with i -> a
+    ctx_j[:, i] = tok_i
+    rows = _full_pass(
+        model, np.concatenate([ctx_i, ctx_j]), np.array([i] * K + [j] * K), tau, batch_size
+    )
+    l_i = rows[:K][:, tok_i].T  # l_i[a, b] = log p(a | x^{j->b}_{-i})
+    l_j = rows[K:][:, tok_j]  # l_j[a, b] = log p(b | x^{i->a}_{-j})
+    r_mat = l_i - l_j
+    e = r_mat - r_mat.mean(axis=1, keepdims=True) - r_mat.mean(axis=0, keepdims=True) + r_mat.mean()
+    return ArnoldPressResult(
+        statistic=float(np.sqrt(np.mean(e**2))),
+        max_abs=float(np.max(np.abs(e))),
+        interaction=e,
+        tokens_i=tok_i,
+        tokens_j=tok_j,
+        i=i,
+        j=j,
+        tau=tau,
+    )
+
+
+def _contexts(model: ConditionalModel, states: Any) -> np.ndarray:
+    if model.n < 2:
+        raise InvalidParameterError(
+            f"a rectangle needs two sites; the model has n = {model.n}"
+        )
+    xs = host_states(model, states)
+    if xs.shape[0] == 0:
+        raise InvalidParameterError("states is empty; pass at least one context [1, n]")
+    return xs
+
+
+def _site(value: int, n: int, name: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < n:
+        raise InvalidParameterError(f"site {name} must be an integer in 0..{n - 1}, got {value!r}")
+    return int(value)
+
+
+def _gather_pass(
+    model: ConditionalModel,
+    states: np.ndarray,
+    sites: np.ndarray,
+    tau: float,
+    batch_size: int,
+    tokens: list[np.ndarray],
+) -> tuple[list[np.ndarray], str]:
+    """``log p_tau(tokens[t][r] | states[r]_{-sites[r]})`` for every row ``r`` and token list ``t``.
+
+    Also returns the dtype name of the model's log-conditionals (e.g. ``"float64"``).
+    """
+    out = [np.empty(len(sites)) for _ in tokens]
+    dtype = "float64"
+    for lo, hi, lp in iter_log_conditionals(
+        model, len(sites), lambda lo, hi: (states[lo:hi], sites[lo:hi]), tau, batch_size
+    ):
+        dtype = str(lp.dtype).removeprefix("torch.")
+        for o, tok in zip(out, tokens):
+            o[lo:hi] = to_numpy(take_rows(lp, tok[lo:hi]))
+    return out, dtype
+
+
+def _topk_pass(
+    model: ConditionalModel,
+    states: np.ndarray,
+    sites: np.ndarray,
+    current: np.ndarray,
+    tau: float,
+    batch_size: int,
+    k: int,
+    exclude_current: bool = True,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Log-probability of the current token, and the top-``k`` tokens (with log-probabilities).
+
+    With ``exclude_current`` the current token is dropped from each row's candidates (the
+    top ``k + 1`` are computed, on the model's device, and the current one removed).
+    """
+    m = len(sites)
+    width = k + 1 if exclude_current else k
+    width = min(width, model.q)
+    lp_cur = np.empty(m)
+    idx = np.empty((m, width), dtype=np.int64)
+    val = np.empty((m, width))
+    for lo, hi, lp in iter_log_conditionals(
+        model, m, lambda lo, hi: (states[lo:hi], sites[lo:hi]), tau, batch_size
+    ):
+        lp_cur[lo:hi] = to_numpy(take_rows(lp, current[lo:hi]))
+        if is_torch(lp):
+            top = namespace(lp).topk(lp, width, dim=-1)
+            idx[lo:hi], val[lo:hi] = to_numpy(top.indices), to_numpy(top.values)
+        else:
+            order = np.argsort(-lp, axis=-1, kind="stable")[:, :width]
+            idx[lo:hi], val[lo:hi] = order, np.take_along_axis(lp, order, axis=-1)
+    if not exclude_current:
+        return lp_cur, idx, val
+    keep = idx != current[:, None]
+    # Rows that hold the current token keep the other k; rows that do not drop their last entry.
+    keep[keep.all(axis=1), -1] = False
+    return lp_cur, idx[keep].reshape(m, k), val[keep].reshape(m, k)
+
+
+def _full_pass(
+    model: ConditionalModel, states: np.ndarray, sites: np.ndarray, tau: float, batch_size: int
+) -> np.ndarray:
+    """Full log-conditional rows ``[m, q]`` on the host (for a handful of rows only)."""
+    out = np.empty((len(sites), model.q))
+    for lo, hi, lp in iter_log_conditionals(
+        model, len(sites), lambda lo, hi: (states[lo:hi], sites[lo:hi]), tau, batch_size
+    ):
+        out[lo:hi] = to_numpy(lp)
+    return out
+
+
+def _summarise(
+    delta: np.ndarray,
+    tau: float,
+    replacements: str,
+    k: int,
+    atol: float,
+    rectangles: Rectangles,
+) -> RectangleTestResult:
+    absd = np.abs(delta)
+    r = len(delta)
+    all_zero = bool(np.all(delta == 0.0))
+    if all_zero:
+        p_t = p_w = 1.0
+    elif r < 2:
+        p_t = p_w = float("nan")
+    else:
+        with warnings.catch_warnings():  # nearly equal deltas: scipy warns, the p-value stands
+            warnings.simplefilter("ignore", RuntimeWarning)
+            p_t = float(stats.ttest_1samp(delta, 0.0).pvalue) if np.std(delta) > 0 else 0.0
+            p_w = float(stats.wilcoxon(delta).pvalue)
+    if r >= 2 and np.std(absd) > 0:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)
+            p_abs = float(stats.ttest_1samp(absd, atol, alternative="greater").pvalue)
+    else:
+        p_abs = 0.0 if absd.min() > atol else 1.0
+    n_above = int(np.sum(absd > atol))
+    return RectangleTestResult(
+        tau=tau,
+        replacements=replacements,
+        k=k,
+        n_rectangles=r,
+        mean_abs_delta=float(absd.mean()),
+        median_abs_delta=float(np.median(absd)),
+        max_abs_delta=float(absd.max()),
+        sd_abs_delta=float(np.std(absd, ddof=1)) if r > 1 else float("nan"),
+        mean_delta=float(delta.mean()),
+        sd_delta=float(np.std(delta, ddof=1)) if r > 1 else float("nan"),
+        p_value_t=p_t,
+        p_value_wilcoxon=p_w,
+        p_value_abs=p_abs,
+        atol=atol,
+        n_above_atol=n_above,
+        compatible_within_atol=n_above == 0,
+        rectangles=rectangles,
+    )

@@ -1,0 +1,345 @@
+"""Batched Glauber dynamics: many chains advanced together, sampled on the model's device.
+
+One step of the chain (THEORY.md, "Setting"): pick a site ``i`` uniformly at random and resample
+``x_i`` from ``p_tau(. | x_{-i})``. :func:`glauber_chains` advances ``B`` chains at once; every
+chain picks *its own* site (a site shared by the whole batch would make all chains one draw),
+all ``B`` queries go into one :meth:`scores` call per step (``batch_size`` permitting), and the
+draw is a Gumbel-max in the model's array library: a numpy ``Generator`` for toy models, a
+``torch.Generator`` on the model's device for MLMs, so a torch model never sends states to the
+host between steps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+
+from glauber.errors import FrozenSitesError, InvalidParameterError, NonFiniteScoresError
+from glauber.estimators.arrays import is_torch, jsonable, like, namespace, to_numpy
+from glauber.estimators.conditionals import host_states, iter_log_conditionals, log_conditionals
+from glauber.estimators.protocol import ConditionalModel
+from glauber.theory.validation import check_positive_int, check_tau
+
+SeedLike = int | np.random.Generator | None
+
+
+def device_generator(template: Any, seed: Any) -> Any:
+    """Return a random generator for arrays of ``template``'s kind.
+
+    Parameters
+    ----------
+    template : array
+        A numpy array or a torch tensor; the generator lives on the tensor's device.
+    seed : int, numpy.random.Generator or torch.Generator
+        A ``torch.Generator`` is returned unchanged for torch arrays; a numpy ``Generator`` is
+        returned unchanged for numpy arrays. Otherwise the generator is seeded from ``seed``
+        (a numpy ``Generator`` seeds a torch generator with one 63-bit draw).
+    """
+    if is_torch(template):
+        torch = namespace(template)
+        if isinstance(seed, torch.Generator):
+            return seed
+        draw = np.random.default_rng(seed).integers(2**63 - 1)
+        return torch.Generator(device=template.device).manual_seed(int(draw))
+    return np.random.default_rng(seed)
+
+
+def uniform(template: Any, size: int, generator: Any) -> Any:
+    """Uniform draws on ``[0, 1)``, shape ``(size,)``, in ``template``'s library, dtype, device."""
+    if is_torch(template):
+        torch = namespace(template)
+        return torch.rand(size, generator=generator, device=template.device, dtype=template.dtype)
+    return generator.random(size)
+
+
+def random_sites(template: Any, free_sites: Any, size: int, generator: Any) -> Any:
+    """One site per chain, drawn independently and uniformly from ``free_sites``.
+
+    ``free_sites`` is an index array in ``template``'s library (and on its device).
+    """
+    if is_torch(template):
+        torch = namespace(template)
+        pick = torch.randint(len(free_sites), (size,), generator=generator, device=template.device)
+        return free_sites[pick]
+    return free_sites[generator.integers(len(free_sites), size=size)]
+
+
+def sample_categorical(log_weights: Any, generator: Any) -> Any:
+    """Gumbel-max draw from each row of unnormalised log-weights ``[B, q]`` (``-inf`` allowed).
+
+    Returns ``argmax_a (log_weights[b, a] + G[b, a])`` with i.i.d. standard Gumbel ``G``, a draw
+    from the normalised weights of row ``b``. Rows that are all ``-inf`` return index 0 (callers
+    never use them). Runs in the array library and on the device of ``log_weights``.
+    """
+    if is_torch(log_weights):
+        torch = namespace(log_weights)
+        u = torch.rand(
+            log_weights.shape,
+            generator=generator,
+            device=log_weights.device,
+            dtype=log_weights.dtype,
+        )
+        tiny = torch.finfo(log_weights.dtype).tiny
+        g = -torch.log(-torch.log(u.clamp_min(tiny)))
+        return torch.argmax(log_weights + g, dim=-1)
+    g = generator.gumbel(size=np.shape(log_weights))
+    return np.argmax(np.asarray(log_weights) + g, axis=-1)
+
+
+def frozen_mask(n: int, frozen: Any) -> np.ndarray:
+    """Boolean mask of frozen sites from ``None``, a sequence of site indices, or a bool mask [n].
+
+    Raises
+    ------
+    InvalidParameterError
+        If an index lies outside ``0..n-1`` or a mask has the wrong length.
+    FrozenSitesError
+        If every site is frozen.
+    """
+    mask = np.zeros(n, dtype=bool)
+    if frozen is not None:
+        arr = to_numpy(frozen) if is_torch(frozen) else np.asarray(frozen)
+        if arr.dtype == bool:
+            if arr.shape != (n,):
+                raise InvalidParameterError(
+                    f"a boolean frozen mask must have shape ({n},), got {arr.shape}"
+                )
+            mask = arr.copy()
+        elif arr.size:
+            idx = arr.astype(np.int64).ravel()
+            if idx.min() < 0 or idx.max() >= n:
+                raise InvalidParameterError(
+                    f"frozen site indices must lie in 0..{n - 1}, got {idx.tolist()}"
+                )
+            mask[idx] = True
+    if mask.all():
+        raise FrozenSitesError(
+            f"all {n} sites are frozen, so no site can be resampled; freeze fewer positions "
+            "(e.g. only the prompt prefix)"
+        )
+    return mask
+
+
+def step_log_conditionals(
+    model: ConditionalModel,
+    states: Any,
+    sites: Any,
+    tau: float,
+    batch_size: int,
+    check_finite: bool = True,
+) -> Any:
+    """Log-conditionals of one step of all chains: one :meth:`scores` call per ``batch_size``."""
+    b = int(states.shape[0])
+    if b <= batch_size:
+        return log_conditionals(model, states, sites, tau, check_finite)
+    chunks = [
+        lp
+        for _, _, lp in iter_log_conditionals(
+            model,
+            b,
+            lambda lo, hi: (states[lo:hi], sites[lo:hi]),
+            tau,
+            batch_size,
+            check_finite,
+        )
+    ]
+    return concat(chunks)
+
+
+class FiniteGuard:
+    """Deferred finiteness check of log-conditionals, so a device loop never waits on the host.
+
+    numpy arrays are checked at once; torch tensors are folded into one device-side flag that
+    :meth:`check` reads (one synchronisation) at the loop's own sync points.
+    """
+
+    def __init__(self, model: ConditionalModel) -> None:
+        self._name = getattr(model, "name", type(model).__name__)
+        self._flag: Any = None
+
+    def update(self, log_p: Any) -> None:
+        """Record ``log_p`` (checked now for numpy, later for torch)."""
+        if not is_torch(log_p):
+            if not np.isfinite(log_p).all():
+                self._raise()
+            return
+        ok = namespace(log_p).isfinite(log_p).all()
+        self._flag = ok if self._flag is None else self._flag & ok
+
+    def check(self) -> None:
+        """Raise :class:`NonFiniteScoresError` if any recorded tensor was not finite."""
+        if self._flag is not None and not bool(self._flag):
+            self._raise()
+
+    def _raise(self) -> None:
+        raise NonFiniteScoresError(
+            f"model {self._name} returned non-finite scores during the run; check the model "
+            "(scores must be finite real numbers at every site)"
+        )
+
+
+def concat(chunks: list) -> Any:
+    """Concatenate arrays of one library along the first axis (``np.concatenate``/``torch.cat``)."""
+    if is_torch(chunks[0]):
+        return namespace(chunks[0]).cat(chunks)
+    return np.concatenate(chunks)
+
+
+def to_model_library(model: ConditionalModel, states: np.ndarray, site: int, tau: float) -> Any:
+    """Return ``states`` in the array library and on the device where ``model`` answers.
+
+    Asks the model once, for one row (the cost of one tiny forward), and moves the states to the
+    device of the answer: a torch model then receives torch tensors for the rest of the run.
+    """
+    probe = log_conditionals(model, states[:1], np.array([site], dtype=np.int64), tau)
+    if is_torch(probe):
+        torch = namespace(probe)
+        return torch.tensor(states, dtype=torch.long, device=probe.device)  # a copy
+    return states.copy()
+
+
+@dataclass(frozen=True)
+class ChainsResult:
+    """Result of :func:`glauber_chains`.
+
+    Attributes
+    ----------
+    final_states : ndarray, shape (B, n)
+        The states after ``n_steps`` steps (vocabulary indices, numpy on the host).
+    trajectory : ndarray, shape (R, B, n)
+        The states at the steps listed in ``recorded_steps`` (step 0 is the initial state).
+    recorded_steps : ndarray, shape (R,)
+    tau : float
+    n_steps : int
+    frozen : ndarray of bool, shape (n,)
+        The sites that were never resampled.
+    seed : int or None
+        The integer seed, when one was given.
+    """
+
+    final_states: np.ndarray
+    trajectory: np.ndarray
+    recorded_steps: np.ndarray
+    tau: float
+    n_steps: int
+    frozen: np.ndarray
+    seed: int | None
+
+    def to_dict(self) -> dict:
+        """JSON-safe dictionary (lists of ints) of every field."""
+        return jsonable(self.__dict__)
+
+
+def glauber_chains(
+    model: ConditionalModel,
+    tau: float,
+    init_states: Any,
+    n_steps: int,
+    seed: SeedLike = 0,
+    record_every: int | None = None,
+    frozen: Sequence[int] | np.ndarray | None = None,
+    batch_size: int = 4096,
+) -> ChainsResult:
+    """Run ``B`` independent Glauber chains in parallel (the kernel of THEORY.md, "Setting").
+
+    Each step, every chain draws its own site uniformly from the non-frozen sites and resamples it
+    from ``p_tau(. | x_{-i})`` (Gumbel-max). All chains share one :meth:`scores` call per step
+    (several if ``B > batch_size``). Frozen sites (e.g. a prompt prefix, paper Appendix C.4) are
+    never resampled; the kernel is then Glauber dynamics on the free sites.
+
+    Parameters
+    ----------
+    model : ConditionalModel
+    tau : float
+        Temperature > 0.
+    init_states : array of int, shape (B, n)
+        Initial states (vocabulary indices), one per chain.
+    n_steps : int
+        Number of steps, >= 0 (each step updates one site of every chain).
+    seed : int or numpy.random.Generator
+        Same seed, same chains. Torch models draw from a ``torch.Generator`` on their device
+        seeded from it.
+    record_every : int, optional
+        Record the states every ``record_every`` steps (step 0 always). ``None`` records only
+        steps 0 and ``n_steps``.
+    frozen : sequence of int or bool mask [n], optional
+        Sites never resampled.
+    batch_size : int
+        Most rows per :meth:`scores` call.
+
+    Returns
+    -------
+    ChainsResult
+
+    Raises
+    ------
+    InvalidTemperatureError
+        If ``tau`` is not finite and positive.
+    InvalidParameterError
+        If ``n_steps < 0``, ``record_every < 1``, ``batch_size < 1`` or ``init_states`` is empty.
+    FrozenSitesError
+        If every site is frozen.
+    SequenceLengthError, VocabularyError
+        If ``init_states`` is not ``[B, n]`` with entries in ``0..q-1``.
+    NonFiniteScoresError
+        If the model returns NaN or infinite scores (for torch models, detected after the run:
+        the loop never waits on the host).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from glauber.toy_models import FunctionModel
+    >>> m = FunctionModel(3, 2, lambda x, i: np.zeros((len(x), 2)))
+    >>> r = glauber_chains(m, 1.0, np.zeros((4, 3), dtype=int), n_steps=10, seed=1)
+    >>> r.final_states.shape, r.recorded_steps.tolist()
+    ((4, 3), [0, 10])
+    """
+    tau = check_tau(tau)
+    if isinstance(n_steps, bool) or not isinstance(n_steps, (int, np.integer)) or n_steps < 0:
+        raise InvalidParameterError(f"n_steps must be an integer >= 0, got {n_steps!r}")
+    batch_size = check_positive_int(batch_size, "batch_size")
+    if record_every is not None:
+        record_every = check_positive_int(record_every, "record_every")
+    x0 = host_states(model, init_states)
+    if x0.shape[0] == 0:
+        raise InvalidParameterError("init_states is empty; pass at least one initial state")
+    frozen_sites = frozen_mask(model.n, frozen)
+    free = np.flatnonzero(~frozen_sites)
+    rng = np.random.default_rng(seed)
+
+    states = to_model_library(model, x0, int(free[0]), tau)
+    gen = device_generator(states, rng)
+    free_arr = like(states, free)
+    rows = like(states, np.arange(x0.shape[0]))
+
+    guard = FiniteGuard(model)
+    snapshots = [copy_states(states)]
+    steps = [0]
+    for t in range(1, int(n_steps) + 1):
+        sites = random_sites(states, free_arr, x0.shape[0], gen)
+        lp = step_log_conditionals(model, states, sites, tau, batch_size, check_finite=False)
+        guard.update(lp)
+        states[rows, sites] = sample_categorical(lp, gen)
+        if (record_every is not None and t % record_every == 0) or (
+            record_every is None and t == n_steps
+        ):
+            snapshots.append(copy_states(states))
+            steps.append(t)
+    guard.check()
+    trajectory = np.stack([to_numpy(s).astype(np.int64) for s in snapshots])
+    return ChainsResult(
+        final_states=to_numpy(states).astype(np.int64),
+        trajectory=trajectory,
+        recorded_steps=np.asarray(steps, dtype=np.int64),
+        tau=tau,
+        n_steps=int(n_steps),
+        frozen=frozen_sites,
+        seed=int(seed) if isinstance(seed, (int, np.integer)) else None,
+    )
+
+
+def copy_states(states: Any) -> Any:
+    """Return a copy of a numpy array or torch tensor (same library and device)."""
+    return states.clone() if is_torch(states) else states.copy()
