@@ -13,7 +13,7 @@ from typing import Sequence
 
 from glauber.errors import GlauberError
 
-COMMANDS = ("verify", "certify")
+COMMANDS = ("verify", "certify", "phase_diagram", "alpha_curve", "trajectory", "compare")
 
 
 def build_parser() -> argparse.ArgumentParser:

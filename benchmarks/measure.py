@@ -1,0 +1,97 @@
+"""Clocks, dense matmul throughput and a description of the machine, shared by the benchmarks.
+
+Every ratio a benchmark prints compares two timings taken in the same process, one after the
+other, so that the machine's load (other processes share its cores) affects both alike.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from typing import Any, Callable, TypeVar
+
+import numpy as np
+
+T = TypeVar("T")
+
+
+def clock(fn: Callable[[], T], repeat: int = 1) -> tuple[float, T]:
+    """Best wall time in seconds of ``repeat`` calls of ``fn`` (``time.perf_counter``) and the
+    value of the last call.
+
+    Best-of-``repeat`` is the usual estimate of the undisturbed cost when other processes share
+    the machine (timeit's advice); ``repeat = 1`` for the slow baselines.
+    """
+    best = float("inf")
+    value: Any = None
+    for _ in range(max(1, int(repeat))):
+        start = time.perf_counter()
+        value = fn()
+        best = min(best, time.perf_counter() - start)
+    return best, value
+
+
+def matmul_flops(m: int, k: int, n: int, dtype: Any = None, device: str = "cpu",
+                 min_seconds: float = 1.0) -> float:
+    """Achieved FLOP/s of ``torch.matmul`` of ``[m, k] @ [k, n]`` (``2 m k n`` FLOPs per call).
+
+    One warm-up call, then calls until ``min_seconds`` have passed (at least 2); the best call
+    counts. This is the reference "peak" that model FLOP/s are a fraction of: the throughput this
+    machine reaches right now on a GEMM of the model's own shape.
+    """
+    import torch
+
+    dtype = torch.float32 if dtype is None else dtype
+    a = torch.randn(m, k, dtype=dtype, device=device)
+    b = torch.randn(k, n, dtype=dtype, device=device)
+    sync = torch.cuda.synchronize if str(device).startswith("cuda") else (lambda: None)
+    torch.matmul(a, b)
+    sync()
+    best, spent, calls = float("inf"), 0.0, 0
+    while calls < 2 or spent < min_seconds:
+        start = time.perf_counter()
+        torch.matmul(a, b)
+        sync()
+        elapsed = time.perf_counter() - start
+        best, spent, calls = min(best, elapsed), spent + elapsed, calls + 1
+    return 2.0 * m * k * n / best
+
+
+def cpu_model() -> str:
+    """The CPU's ``model name`` from ``/proc/cpuinfo`` (``platform.processor()`` elsewhere)."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as handle:
+            for line in handle:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def machine_info() -> dict:
+    """The machine a run measured: cores, CPU model, library versions, threads and load."""
+    import scipy
+    import torch
+
+    info = {
+        "nproc": os.cpu_count(),
+        "cpu_model": cpu_model(),
+        "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "torch": torch.__version__,
+        "torch_threads": torch.get_num_threads(),
+        "cuda": torch.cuda.get_device_name(0) if torch.cuda.is_available() else None,
+        "load_average_1_5_15": [round(x, 2) for x in os.getloadavg()],
+        "time": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+    }
+    try:
+        import transformers
+
+        info["transformers"] = transformers.__version__
+    except ImportError:
+        info["transformers"] = None
+    return info

@@ -1,0 +1,99 @@
+"""Summary rows of the benchmarks, their markdown table, and atomic writing of results.
+
+A row says what was measured, against which baseline (timed in the same run), their ratio, the
+target and whether the target was met. ``met`` is ``None`` where a row has no target.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+
+def row(
+    benchmark: str,
+    measured: float,
+    unit: str,
+    baseline: float | None = None,
+    ratio: float | None = None,
+    target: str = "",
+    met: bool | None = None,
+    note: str = "",
+) -> dict:
+    """One summary row (a JSON-safe dict)."""
+    return {
+        "benchmark": benchmark,
+        "measured": float(measured),
+        "baseline": None if baseline is None else float(baseline),
+        "unit": unit,
+        "ratio": None if ratio is None else float(ratio),
+        "target": target,
+        "met": met,
+        "note": note,
+    }
+
+
+def _number(x: float | None, unit: str = "") -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    text = f"{x:.3g}" if abs(x) < 1e4 else f"{x:.3e}"
+    return f"{text} {unit}".strip()
+
+
+def markdown_table(rows: list[dict]) -> str:
+    """Markdown table: benchmark, measured, baseline, ratio, target, met?."""
+    lines = [
+        "| benchmark | measured | baseline | ratio | target | met? |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        met = {True: "yes", False: "**no**", None: "-"}[r["met"]]
+        name = r["benchmark"] + (f" ({r['note']})" if r.get("note") else "")
+        ratio = "-" if r["ratio"] is None else f"{r['ratio']:.3g}x"
+        lines.append(
+            f"| {name} | {_number(r['measured'], r['unit'])} | "
+            f"{_number(r['baseline'], r['unit'])} | {ratio} | {r['target'] or '-'} | {met} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def print_rows(rows: list[dict]) -> None:
+    """Print the rows as the markdown table (what each benchmark script shows)."""
+    print(markdown_table(rows), flush=True)
+
+
+def jsonable(obj: Any) -> Any:
+    """``obj`` with numpy scalars/arrays as Python numbers/lists and non-finite floats as strings."""
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if hasattr(obj, "tolist"):
+        return jsonable(obj.tolist())
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return str(obj)
+    return obj
+
+
+def write_atomic(path: str | os.PathLike, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename, so a
+    reader never sees a half-written file."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json_atomic(path: str | os.PathLike, obj: Any) -> None:
+    """``json.dumps(jsonable(obj), indent=2)`` written with :func:`write_atomic`."""
+    write_atomic(path, json.dumps(jsonable(obj), indent=2) + "\n")

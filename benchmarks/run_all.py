@@ -1,0 +1,92 @@
+"""Run every benchmark and write ``benchmarks/results.json`` and ``benchmarks/results.md``.
+
+Each benchmark runs in turn in this process (its ratios compare timings taken in the same run);
+a benchmark that fails is recorded with its error and the others still run. Both files are
+written atomically (temporary file, then rename). ``make bench`` runs this inside ``.venv``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import traceback
+from pathlib import Path
+from typing import Callable, Sequence
+
+if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks import estimators, exact_chain, sampler
+from benchmarks.measure import machine_info
+from benchmarks.report import markdown_table, print_rows, write_atomic, write_json_atomic
+
+HERE = Path(__file__).resolve().parent
+
+#: Name -> (core function, command that reproduces it alone).
+BENCHMARKS: dict[str, tuple[Callable[[], dict], str]] = {
+    "exact_chain": (exact_chain.run, "python benchmarks/exact_chain.py"),
+    "sampler": (sampler.run, "python benchmarks/sampler.py"),
+    "estimators": (estimators.run, "python benchmarks/estimators.py"),
+}
+
+
+def run_benchmarks(names: Sequence[str]) -> dict:
+    """Run the named benchmarks; returns machine info, per-benchmark results and all rows."""
+    results: dict = {"machine": machine_info(), "benchmarks": {}, "rows": []}
+    for name in names:
+        core, command = BENCHMARKS[name]
+        print(f"== {name} ({command})", flush=True)
+        start = time.perf_counter()
+        try:
+            out = core()
+        except Exception as exc:  # record the failure; the other benchmarks still run
+            out = {"error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(),
+                   "rows": []}
+            print(out["traceback"], file=sys.stderr, flush=True)
+        out["seconds_total"] = time.perf_counter() - start
+        out["command"] = command
+        results["benchmarks"][name] = out
+        results["rows"].extend(out["rows"])
+        print_rows(out["rows"])
+    results["machine"]["load_average_at_end"] = machine_info()["load_average_1_5_15"]
+    return results
+
+
+def markdown_report(results: dict) -> str:
+    """``results.md``: the machine, the summary table and the failures."""
+    m = results["machine"]
+    lines = [
+        "# Benchmark results",
+        "",
+        f"Machine: {m['nproc']} cores, {m['cpu_model']} ({m['cpu_capability']}), torch "
+        f"{m['torch']} with {m['torch_threads']} threads, numpy {m['numpy']}, scipy "
+        f"{m['scipy']}; load average {m['load_average_1_5_15']} at start, "
+        f"{m['load_average_at_end']} at end; {m['time']}.",
+        "",
+        "Ratios compare timings taken in the same run (`python benchmarks/run_all.py`).",
+        "",
+        markdown_table(results["rows"]),
+    ]
+    for name, out in results["benchmarks"].items():
+        lines.append(f"- `{name}`: {out['seconds_total']:.0f} s (`{out['command']}`)"
+                     + (f" **failed**: {out['error']}" if "error" in out else ""))
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("names", nargs="*", default=list(BENCHMARKS), choices=list(BENCHMARKS),
+                        help="benchmarks to run (default: all)")
+    parser.add_argument("--out", default=str(HERE), help="folder for results.json/results.md")
+    args = parser.parse_args(argv)
+    results = run_benchmarks(args.names)
+    out = Path(args.out)
+    write_json_atomic(out / "results.json", results)
+    write_atomic(out / "results.md", markdown_report(results))
+    print(f"wrote {out / 'results.json'} and {out / 'results.md'}")
+    return 1 if any("error" in b for b in results["benchmarks"].values()) else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

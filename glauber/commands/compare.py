@@ -1,0 +1,39 @@
+"""``glauber compare``: the toy-vs-MLM table of every certificate (Markdown + JSON)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``compare`` parser."""
+    p = subparsers.add_parser(
+        "compare",
+        help="rectangle test, alphas, margins, drift, coupling and exact t_mix, model by model",
+    )
+    from glauber.experiments.cli_support import add_common_arguments
+
+    add_common_arguments(p, model=False)
+    p.add_argument("--models", required=True,
+                   help="comma-separated models, e.g. ising-cycle:n=8,asym-ising:n=8,antiberty")
+    p.add_argument("--taus", required=True, help="temperatures, e.g. 0.5,1,2")
+    p.add_argument("--length", type=int, default=16, help="MLM sequence length (default 16)")
+    p.add_argument("--contexts", type=int, default=8, help="contexts per model (default 8)")
+    p.add_argument("--rectangles", type=int, default=300, help="rectangles (default 300)")
+    p.add_argument("--pairs", type=int, default=8, help="coupled pairs (default 8)")
+    p.add_argument("--budget", type=int, default=1000,
+                   help="coupling budget and drift horizon T (default 1000)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run (or resume) the comparison and print the Markdown."""
+    from glauber.experiments.cli_support import command_line, executor_from
+    from glauber.experiments.compare import compare, compare_markdown
+
+    results = compare(args.models, args.taus, args.out, args.length, args.contexts,
+                      args.rectangles, args.pairs, args.budget, args.seed, executor_from(args),
+                      args.device, progress=not args.no_progress, command=command_line())
+    print(compare_markdown(results))
+    return 0

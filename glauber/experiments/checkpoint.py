@@ -1,0 +1,139 @@
+"""Atomic files and resumable per-cell result logs.
+
+Every file is written to a temporary sibling and moved into place with :func:`os.replace`, which
+is atomic on POSIX and Windows: a reader (or a resumed run) sees the old file or the new one,
+never a partial row. A :class:`ResultsLog` is a JSON-lines file whose first line is a header
+recording the configuration (command line, model, grids, seed) and its hash; resuming with a
+different configuration raises :class:`~glauber.errors.ResumeMismatchError`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any, Iterator
+
+from glauber.errors import ResumeMismatchError
+from glauber.estimators.arrays import jsonable
+
+#: Version of the log format; part of every header.
+LOG_FORMAT = 1
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically (temporary sibling, fsync, :func:`os.replace`)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Write UTF-8 ``text`` to ``path`` atomically (see :func:`atomic_write_bytes`)."""
+    atomic_write_bytes(path, text.encode("utf-8"))
+
+
+def dumps(value: Any) -> str:
+    """Canonical JSON of ``value`` (sorted keys, no spaces, strict: ``inf`` as ``"inf"``)."""
+    return json.dumps(jsonable(value), sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def config_hash(config: dict) -> str:
+    """SHA-256 (hex, 16 characters) of the canonical JSON of ``config``."""
+    return hashlib.sha256(dumps(config).encode("utf-8")).hexdigest()[:16]
+
+
+class ResultsLog:
+    """A resumable JSON-lines log of per-cell results.
+
+    Line 1 is ``{"header": {"format", "config", "config_hash", "command"}}``; every further line
+    is ``{"cell": key, "result": {...}}``. Each :meth:`append` rewrites the file atomically, so
+    the log never holds a partial row, and a re-opened log knows which cells are done.
+
+    Parameters
+    ----------
+    path : path
+        The ``.jsonl`` file (created with its folder if missing).
+    config : dict
+        Everything that determines the results (model, grids, budgets, seed). Execution details
+        (executor, progress bars, output folder) must not be in it.
+    command : str, optional
+        The command line, recorded in the header for provenance (not hashed).
+
+    Raises
+    ------
+    ResumeMismatchError
+        If ``path`` exists and was written for a different configuration, or is not a log.
+    """
+
+    def __init__(
+        self, path: str | os.PathLike[str], config: dict, command: str | None = None
+    ) -> None:
+        self.path = Path(path)
+        self.config = jsonable(config)
+        self.hash = config_hash(self.config)
+        self._rows: dict[str, dict] = {}
+        header = {"format": LOG_FORMAT, "config": self.config, "config_hash": self.hash,
+                  "command": command}
+        if self.path.exists():
+            self._header_line, self._rows = self._read_existing()
+        else:
+            self._header_line = dumps({"header": header})
+            atomic_write_text(self.path, self._header_line + "\n")
+
+    def _read_existing(self) -> tuple[str, dict[str, dict]]:
+        lines = self.path.read_text(encoding="utf-8").splitlines()
+        try:
+            header = json.loads(lines[0])["header"]
+            rows = {}
+            for line in lines[1:]:
+                rec = json.loads(line)
+                rows[rec["cell"]] = rec["result"]
+        except (IndexError, KeyError, TypeError, json.JSONDecodeError) as exc:
+            raise ResumeMismatchError(
+                f"{self.path} is not a glauber results log ({exc}); delete it or choose "
+                "another --out folder"
+            ) from exc
+        if header.get("config_hash") != self.hash:
+            changed = sorted(
+                k for k in set(header.get("config", {})) | set(self.config)
+                if header.get("config", {}).get(k) != self.config.get(k)
+            )
+            raise ResumeMismatchError(
+                f"{self.path} was written by a different configuration (differs in: "
+                f"{', '.join(changed) or 'format'}); rerun with the original arguments to "
+                "resume, or use a new --out folder"
+            )
+        return lines[0], rows
+
+    @property
+    def done(self) -> dict[str, dict]:
+        """Finished cells: ``key -> result`` (a copy, in the order they were written)."""
+        return dict(self._rows)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._rows
+
+    def __iter__(self) -> Iterator[tuple[str, dict]]:
+        return iter(list(self._rows.items()))
+
+    def append(self, key: str, result: dict) -> None:
+        """Record the result of cell ``key`` (atomically rewrites the whole log)."""
+        self._rows[key] = jsonable(result)
+        body = [self._header_line] + [dumps({"cell": k, "result": v}) for k, v in self._rows.items()]
+        atomic_write_text(self.path, "\n".join(body) + "\n")
+
+
+__all__ = ["ResultsLog", "atomic_write_bytes", "atomic_write_text", "config_hash", "dumps"]

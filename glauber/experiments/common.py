@@ -1,0 +1,272 @@
+"""Shared pieces of the experiments: grids, models by specification, contexts, embeddings, files.
+
+Models are named by the same specifications as the rest of the command line: an MLM name
+(``antiberty``, ``sapiens-vh``, ``tiny-gpt2-control``, a local checkpoint, ``hf:<name>``) or a
+toy specification (``ising-cycle:n=8,J=1.0``). :func:`get_model` caches one instance per
+(specification, length, device) in each process, so a cell function that runs many cells of the
+same model loads it once.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+import io
+import math
+import os
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from glauber.errors import InvalidParameterError
+from glauber.estimators.arrays import to_numpy
+from glauber.experiments.checkpoint import atomic_write_bytes, atomic_write_text
+from glauber.theory.validation import check_positive_int, check_tau
+
+
+# ----------------------------------------------------------------------------------- grids
+def parse_floats(text: str | Sequence[float], name: str) -> list[float]:
+    """A comma-separated list of temperatures (or other positive floats), e.g. ``"0.5,1,2"``.
+
+    Raises
+    ------
+    InvalidParameterError
+        If the list is empty or an item is not a number.
+    InvalidTemperatureError
+        If an item is not finite and positive.
+    """
+    items = _items(text, name)
+    try:
+        values = [float(v) for v in items]
+    except ValueError as exc:
+        raise InvalidParameterError(f"--{name} must be numbers separated by commas: {exc}") from exc
+    return [check_tau(v) for v in values]
+
+
+def parse_ints(text: str | Sequence[int], name: str) -> list[int]:
+    """A comma-separated list of positive integers, e.g. ``"8,16"``.
+
+    Raises
+    ------
+    InvalidParameterError
+        If the list is empty or an item is not an integer >= 1.
+    """
+    items = _items(text, name)
+    out = []
+    for v in items:
+        try:
+            value = int(v)
+        except ValueError as exc:
+            raise InvalidParameterError(
+                f"--{name} must be integers separated by commas, got {v!r}"
+            ) from exc
+        out.append(check_positive_int(value, name))
+    return out
+
+
+def parse_names(text: str | Sequence[str], name: str) -> list[str]:
+    """Comma-separated model specifications; commas inside ``family:k=v,k=v`` are kept.
+
+    An item that reads ``key=value`` continues the toy specification before it.
+
+    Raises
+    ------
+    InvalidParameterError
+        If the list is empty.
+    """
+    out: list[str] = []
+    for item in _items(text, name):
+        if "=" in item and ":" not in item and out and ":" in out[-1]:
+            out[-1] = f"{out[-1]},{item}"
+        else:
+            out.append(item)
+    return out
+
+
+def _items(text: str | Sequence[Any], name: str) -> list[str]:
+    raw = text.split(",") if isinstance(text, str) else [str(v) for v in text]
+    items = [v.strip() for v in raw if v.strip()]
+    if not items:
+        raise InvalidParameterError(f"--{name} is empty; give at least one value, e.g. 1.0")
+    return items
+
+
+def positive_budget(value: Any, name: str) -> int:
+    """``value`` as an integer >= 1 (a step budget, a count), with a typed error otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise InvalidParameterError(f"--{name} must be an integer >= 1, got {value!r}")
+    return int(value)
+
+
+# ---------------------------------------------------------------------------------- models
+@functools.lru_cache(maxsize=16)
+def get_model(spec: str, length: int | None = None, device: str = "cpu") -> Any:
+    """The ConditionalModel named by ``spec`` at sequence length ``length`` (cached per process).
+
+    Raises
+    ------
+    UnknownModelError
+        If ``spec`` is neither a known model nor a toy specification.
+    """
+    from glauber.models import is_toy_spec, resolve_model
+
+    if is_toy_spec(spec) and length is not None:
+        return resolve_model(toy_spec_at_length(spec, length), device=device)
+    return resolve_model(spec, length=length, device=device)
+
+
+def toy_spec_at_length(spec: str, length: int) -> str:
+    """The toy specification ``spec`` with its ``n`` set to ``length``.
+
+    Raises
+    ------
+    InvalidParameterError
+        If the family has no ``n`` (e.g. ``ising-grid``: set ``rows``/``cols`` instead).
+    """
+    from glauber.toy_models.specs import TOY_FAMILIES
+
+    family, _, rest = spec.strip().partition(":")
+    if "n" not in TOY_FAMILIES[family.strip()][1]:
+        raise InvalidParameterError(
+            f"toy family {family!r} has no length n; give its size in the specification and "
+            "leave --length/--lengths out"
+        )
+    items = [i.strip() for i in rest.split(",") if i.strip() and i.split("=")[0].strip() != "n"]
+    return f"{family.strip()}:" + ",".join([f"n={check_positive_int(length, 'length')}", *items])
+
+
+def is_toy(model: Any) -> bool:
+    """True for the exact small-vocabulary models of :mod:`glauber.toy_models`."""
+    from glauber.toy_models.base import ToyModel
+
+    return isinstance(model, ToyModel)
+
+
+def model_label(spec: str, model: Any) -> str:
+    """A short printable name: the model's own ``name`` for toys, the specification otherwise."""
+    return str(getattr(model, "name", spec)) if is_toy(model) else spec
+
+
+def exact_tmix(model: Any, tau: float, eps: float = 0.25, max_states: int = 1024) -> int | None:
+    """Worst-start ``t_mix(eps)`` from :class:`ExactChain` for a toy with ``q**n <= max_states``.
+
+    ``None`` for MLMs, for larger toys, and when the chain is numerically reducible.
+    """
+    from glauber.errors import ConvergenceError, NonPositiveConditionalError
+    from glauber.toy_models.exact_chain import ExactChain
+
+    if not is_toy(model) or model.q**model.n > max_states:
+        return None
+    try:
+        return int(ExactChain(model, tau).mixing_time(eps))
+    except (ConvergenceError, NonPositiveConditionalError):
+        return None
+
+
+def context_states(model: Any, count: int, seed: int) -> np.ndarray:
+    """``count`` contexts ``[count, n]`` (vocabulary indices) to start chains or tests from.
+
+    Amino-acid models get windows of length ``n`` of the shipped antibody chains (natural
+    sequences, as the paper's protocols start from natural text); other models get uniform
+    random states. Same seed, same contexts.
+    """
+    count = check_positive_int(count, "count")
+    rng = np.random.default_rng(seed)
+    labels = tuple(getattr(model, "labels", ()))
+    if not is_toy(model) and hasattr(model, "encode"):
+        from glauber.mlm_backend.sequences import AMINO_ACIDS, ANTIBODY_SEQUENCES
+
+        if set(AMINO_ACIDS) <= set(labels):
+            windows = [
+                seq[k:k + model.n]
+                for seq in ANTIBODY_SEQUENCES.values()
+                for k in range(0, len(seq) - model.n + 1)
+            ]
+            if windows:
+                pick = rng.choice(len(windows), size=count, replace=count > len(windows))
+                return np.stack(
+                    [to_numpy(model.encode(windows[p])).astype(np.int64) for p in pick]
+                )
+    return rng.integers(model.q, size=(count, model.n)).astype(np.int64)
+
+
+def embed(model: Any, states: np.ndarray, batch: int = 256) -> np.ndarray:
+    """Sequence embeddings ``[B, d]`` for the drift and trap diagnostics (paper App. A.1, B).
+
+    Transformer backends: the mean over the sequence positions of the last hidden layer (the
+    model's own mean-pooled representation, DESIGN.md "Real models"). Toy models: the one-hot
+    token counts ``[B, q]``.
+    """
+    states = np.asarray(states, dtype=np.int64)
+    hf = getattr(model, "model", None)
+    vocabulary = getattr(model, "vocabulary", None)
+    if hf is None or vocabulary is None:
+        return np.stack([(states == a).sum(axis=1) for a in range(model.q)], axis=1).astype(
+            np.float64
+        )
+    import torch
+
+    out = []
+    with torch.inference_mode():
+        for lo in range(0, len(states), batch):
+            ids = vocabulary.lookup[torch.as_tensor(states[lo:lo + batch], device=model.device)]
+            rows = ids.shape[0]
+            if hasattr(model, "cls_token_id"):
+                pre = torch.full((rows, 1), model.cls_token_id, device=ids.device)
+                post = torch.full((rows, 1), model.sep_token_id, device=ids.device)
+                framed = torch.cat([pre, ids, post], dim=1)
+            else:
+                framed = torch.cat(
+                    [torch.full((rows, 1), model.bos_token_id, device=ids.device), ids], dim=1
+                )
+            hidden = hf(
+                input_ids=framed, attention_mask=torch.ones_like(framed), output_hidden_states=True
+            ).hidden_states[-1]
+            out.append(hidden[:, 1:1 + states.shape[1]].float().mean(dim=1).cpu().numpy())
+    return np.concatenate(out).astype(np.float64)
+
+
+def state_text(model: Any, state: np.ndarray) -> str:
+    """A printable form of one state: the decoded text for MLMs, the labels joined for toys."""
+    labels = getattr(model, "labels", None)
+    if labels is None:
+        return " ".join(str(int(v)) for v in state)
+    sep = "" if all(len(str(lab)) == 1 for lab in labels) else " "
+    return sep.join(str(labels[int(v)]) for v in state)
+
+
+# ----------------------------------------------------------------------------------- files
+def write_csv(path: str | os.PathLike[str], rows: Iterable[dict], columns: Sequence[str]) -> None:
+    """Write ``rows`` (dicts) as CSV with ``columns`` atomically; missing values are empty."""
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: _cell(row.get(k)) for k in columns})
+    atomic_write_text(path, buf.getvalue())
+
+
+def _cell(value: Any) -> Any:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return "inf" if math.isinf(value) else repr(value)
+    return value
+
+
+def save_figure(fig: Any, path: str | os.PathLike[str]) -> None:
+    """Save a matplotlib figure as PNG atomically, with no timestamps (reproducible bytes)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110, metadata={"Software": None}, bbox_inches="tight")
+    atomic_write_bytes(path, buf.getvalue())
+
+
+def pyplot() -> Any:
+    """``matplotlib.pyplot`` on the non-interactive Agg backend."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+

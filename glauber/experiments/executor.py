@@ -1,0 +1,112 @@
+"""Where the cells of an experiment run: in this process, or on a Ray cluster.
+
+An :class:`Executor` has one method, ``map(fn, cells)``, that yields ``fn(cell)`` for each cell
+**in the order of** ``cells`` (so results can be checkpointed as they arrive). ``fn`` must be a
+module-level function and cells plain data, so that a remote executor can pickle them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
+
+from glauber.errors import MissingDependencyError
+
+
+class Executor(Protocol):
+    """Runs ``fn`` over cells and yields the results in cell order."""
+
+    def map(self, fn: Callable[[Any], Any], cells: Iterable[Any]) -> Iterator[Any]:
+        """Yield ``fn(cell)`` for each cell, in order."""
+        ...
+
+
+class LocalExecutor:
+    """Run every cell in this process, one after the other (the default)."""
+
+    def map(self, fn: Callable[[Any], Any], cells: Iterable[Any]) -> Iterator[Any]:
+        """Yield ``fn(cell)`` for each cell, in order, computing each lazily."""
+        for cell in cells:
+            yield fn(cell)
+
+
+class RayExecutor:
+    """Run cells as Ray tasks (``pip install ray``), yielding results in cell order.
+
+    Parameters
+    ----------
+    address : str, optional
+        A Ray cluster address (``"auto"``, ``"ray://host:10001"``); ``None`` starts a local Ray.
+    num_cpus : float
+        CPUs reserved per task.
+
+    Raises
+    ------
+    MissingDependencyError
+        If ``ray`` is not installed.
+    """
+
+    def __init__(self, address: str | None = None, num_cpus: float = 1.0) -> None:
+        try:
+            self._ray = importlib.import_module("ray")
+        except ModuleNotFoundError as exc:
+            raise MissingDependencyError(
+                "--ray needs the ray package, which is not installed: pip install ray "
+                "(or drop --ray to run the cells in this process)"
+            ) from exc
+        if not self._ray.is_initialized():
+            self._ray.init(address=address, ignore_reinit_error=True)
+        self.num_cpus = float(num_cpus)
+
+    def map(self, fn: Callable[[Any], Any], cells: Iterable[Any]) -> Iterator[Any]:
+        """Submit every cell at once, then yield the results in cell order."""
+        remote = self._ray.remote(num_cpus=self.num_cpus)(fn)
+        futures = [remote.remote(cell) for cell in cells]
+        for future in futures:
+            yield self._ray.get(future)
+
+
+def make_executor(ray: str | bool | None = None) -> Executor:
+    """The executor a command asked for: ``None``/``False`` local; ``True`` or an address, Ray.
+
+    Raises
+    ------
+    MissingDependencyError
+        If Ray is requested and not installed.
+    """
+    if ray is None or ray is False:
+        return LocalExecutor()
+    return RayExecutor(None if ray is True or ray == "" else str(ray))
+
+
+
+
+def run_cells(
+    log: Any,
+    fn: Callable[[dict], dict],
+    cells: Sequence[dict],
+    executor: Executor,
+    desc: str,
+    progress: bool = True,
+) -> list[dict]:
+    """Run the cells not yet in ``log`` (a :class:`ResultsLog`), checkpointing each result.
+
+    Cells are dicts with a unique ``"key"``. Results are appended as they arrive (in cell
+    order), so an interrupted run loses at most the cells in flight. A ``tqdm`` bar shows
+    progress and the ETA. Returns every cell's result in the order of ``cells``.
+    """
+    from tqdm.auto import tqdm
+
+    todo = [c for c in cells if c["key"] not in log]
+    with tqdm(
+        total=len(cells), initial=len(cells) - len(todo), desc=desc, disable=not progress,
+        unit="cell",
+    ) as bar:
+        for cell, result in zip(todo, executor.map(fn, todo)):
+            log.append(cell["key"], result)
+            bar.update()
+    done = log.done
+    return [done[c["key"]] for c in cells]
+
+
+__all__ = ["Executor", "LocalExecutor", "RayExecutor", "make_executor", "run_cells"]

@@ -1,0 +1,298 @@
+"""Long Glauber chains with checkpoints, trap detection and semantic drift (paper App. A.1, B).
+
+The run advances ``chains`` chains ``checkpoint_every`` steps at a time
+(:func:`glauber.estimators.glauber_chains` with one numpy ``Generator`` carried across
+segments). After each segment the recorded states are appended to ``trajectory.csv`` (flushed
+and fsynced) and then ``checkpoint.json`` (chain states, step, the generator's state and the CSV
+length) is replaced atomically. A rerun of the same command truncates the CSV to the length in
+the checkpoint and continues, so a killed-and-resumed run writes byte-identical files to an
+uninterrupted one with the same seed; another configuration raises ``ResumeMismatchError``.
+
+Analysis (after the last step), on the recorded states:
+
+* embeddings ``phi``: the model's mean-pooled last hidden states (MLMs) or one-hot token counts
+  (toys), :func:`glauber.experiments.common.embed`;
+* semantic drift ``d_t = 1 - cos(phi(x_t), phi(x_0))`` (paper eq. B.1) and the first recorded
+  step at which it reaches each level (hitting times; ``None`` if never);
+* traps: with ``D(s) = mean over t in (s, s + window] of 1 - cos(phi(x_t), phi(x_s))`` (our reading
+  of "the 300-step mean cosine drift"), maximal runs of ``D(s) < threshold`` are traps; the trap
+  state is the most frequent recorded state of the run, and :func:`glauber.estimators.margins`
+  classifies it as *perfect* (every ``Delta_i > 0``, Assumption 1 on the one-state basin) or
+  *approximate*, with Theorem 8's escape bound for perfect ones;
+* a PCA projection of the embeddings coloured by time (paper Figures 1 and 4).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+from glauber.errors import InvalidParameterError, ResumeMismatchError
+from glauber.estimators.margins import margins
+from glauber.estimators.sampler import glauber_chains
+from glauber.experiments.checkpoint import atomic_write_text, config_hash, dumps
+from glauber.experiments.common import (
+    context_states,
+    embed,
+    get_model,
+    parse_floats,
+    positive_budget,
+    pyplot,
+    save_figure,
+    state_text,
+)
+from glauber.theory.validation import check_tau
+
+CSV_HEADER = "step,chain,state,text\n"
+
+
+def _format_rows(model: Any, steps: np.ndarray, states: np.ndarray) -> bytes:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    for step, batch in zip(steps, states):
+        for chain, x in enumerate(batch):
+            writer.writerow([int(step), chain, " ".join(map(str, x.tolist())),
+                             state_text(model, x)])
+    return buf.getvalue().encode("utf-8")
+
+
+def _append(path: Path, data: bytes) -> int:
+    with open(path, "ab") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+        return fh.tell()
+
+
+def read_trajectory(path: str | os.PathLike[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Recorded steps ``[R]`` and states ``[R, B, n]`` from a ``trajectory.csv``."""
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.DictReader(fh))
+    steps = sorted({int(r["step"]) for r in rows})
+    chains = 1 + max(int(r["chain"]) for r in rows)
+    index = {s: k for k, s in enumerate(steps)}
+    n = len(rows[0]["state"].split())
+    states = np.zeros((len(steps), chains, n), dtype=np.int64)
+    for r in rows:
+        states[index[int(r["step"])], int(r["chain"])] = [int(v) for v in r["state"].split()]
+    return np.asarray(steps, dtype=np.int64), states
+
+
+def run_chains(
+    model: Any, config: dict, out: Path, progress: bool = True
+) -> None:
+    """Advance (or resume) the chains to ``config["steps"]``, checkpointing every segment."""
+    from tqdm.auto import tqdm
+
+    csv_path, ckpt_path = out / "trajectory.csv", out / "checkpoint.json"
+    h = config_hash(config)
+    rng = np.random.default_rng([config["seed"], 1])
+    if ckpt_path.exists():
+        ckpt = json.loads(ckpt_path.read_text(encoding="utf-8"))
+        if ckpt.get("config_hash") != h:
+            raise ResumeMismatchError(
+                f"{ckpt_path} belongs to another configuration; rerun the original command to "
+                "resume, or use a new --out folder"
+            )
+        step, states = int(ckpt["step"]), np.asarray(ckpt["states"], dtype=np.int64)
+        rng.bit_generator.state = ckpt["rng"]
+        with open(csv_path, "r+b") as fh:  # drop rows written after the checkpoint
+            fh.truncate(int(ckpt["csv_bytes"]))
+    else:
+        step = 0
+        states = context_states(model, config["chains"], config["seed"])
+        atomic_write_text(csv_path, CSV_HEADER)
+        _append(csv_path, _format_rows(model, np.array([0]), states[None]))
+    every, record = config["checkpoint_every"], config["record_every"]
+    with tqdm(total=config["steps"], initial=step, desc="trajectory", unit="step",
+              disable=not progress) as bar:
+        while step < config["steps"]:
+            k = min(every, config["steps"] - step)
+            res = glauber_chains(model, config["tau"], states, k, seed=rng, record_every=record)
+            keep = res.recorded_steps > 0
+            size = _append(csv_path, _format_rows(
+                model, step + res.recorded_steps[keep], res.trajectory[keep]
+            ))
+            step += k
+            states = res.final_states
+            atomic_write_text(ckpt_path, dumps({
+                "config_hash": h, "step": step, "states": states, "rng": rng.bit_generator.state,
+                "csv_bytes": size,
+            }) + "\n")
+            bar.update(k)
+
+
+def cosine_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``1 - cos(a, b)`` along the last axis (0 where either vector is zero)."""
+    num = (a * b).sum(axis=-1)
+    den = np.linalg.norm(a, axis=-1) * np.linalg.norm(b, axis=-1)
+    return np.where(den > 0, 1.0 - num / np.where(den > 0, den, 1.0), 0.0)
+
+
+def hitting_times(steps: np.ndarray, drift: np.ndarray, levels: Sequence[float]) -> dict:
+    """First recorded step with ``drift >= level``, per level (``None`` if never)."""
+    out = {}
+    for level in levels:
+        hit = np.flatnonzero(drift >= level)
+        out[f"{level:g}"] = int(steps[hit[0]]) if hit.size else None
+    return out
+
+
+def detect_traps(
+    steps: np.ndarray, emb: np.ndarray, window_records: int, threshold: float
+) -> list[tuple[int, int]]:
+    """Runs ``(first, last)`` of record indices ``s`` with windowed mean drift ``D(s) < threshold``.
+
+    ``emb`` is ``[R, d]`` for one chain; ``D(s)`` is the mean of ``1 - cos(phi_t, phi_s)`` over
+    the next ``window_records`` records. A run covers records ``first .. last + window_records``.
+    """
+    r = len(steps)
+    flags = np.zeros(max(r - window_records, 0), dtype=bool)
+    for s in range(len(flags)):
+        flags[s] = cosine_distance(emb[s + 1:s + 1 + window_records], emb[s]).mean() < threshold
+    runs, start = [], None
+    for s, f in enumerate(flags):
+        if f and start is None:
+            start = s
+        if not f and start is not None:
+            runs.append((start, s - 1))
+            start = None
+    if start is not None:
+        runs.append((start, len(flags) - 1))
+    return runs
+
+
+def analyse(model: Any, config: dict, out: Path) -> dict:
+    """Drift, hitting times, traps with margins, and the PCA plot of a finished run."""
+    steps, states = read_trajectory(out / "trajectory.csv")
+    r, b, n = states.shape
+    flat = states.reshape(r * b, n)
+    uniq, inverse = np.unique(flat, axis=0, return_inverse=True)
+    emb = embed(model, uniq)[inverse.reshape(-1)].reshape(r, b, -1)
+    window = max(1, config["window"] // config["record_every"])
+    chains, traps = [], []
+    for c in range(b):
+        drift = cosine_distance(emb[:, c], emb[0, c])
+        runs = detect_traps(steps, emb[:, c], window, config["threshold"])
+        for first, last in runs:
+            seg = states[first:last + window + 1, c]
+            mode, count = Counter(map(tuple, seg.tolist())).most_common(1)[0]
+            traps.append({"chain": c, "start": int(steps[first]),
+                          "end": int(steps[min(last + window, r - 1)]),
+                          "dwell_steps": int(count * config["record_every"]),
+                          "state": list(mode), "text": state_text(model, np.asarray(mode))})
+        chains.append({"chain": c, "hitting_times": hitting_times(steps, drift, config["levels"]),
+                       "final_drift": float(drift[-1]), "max_drift": float(drift.max()),
+                       "n_traps": len(runs)})
+    if traps:
+        res = margins(model, np.array([t["state"] for t in traps]), tau=config["tau"])
+        for k, t in enumerate(traps):
+            t.update({"perfect": bool(res.perfect[k]), "delta_star": float(res.state_min[k]),
+                      "delta_bar": float(res.state_mean[k]),
+                      "escape_bound": res.trap_escape_bound[k],
+                      "tmix_lower_bound": res.trap_tmix_lower_bound[k]})
+    summary = {"config": config, "recorded": int(r), "chains": chains, "traps": traps,
+               "n_traps": len(traps), "n_perfect": sum(t["perfect"] for t in traps)}
+    plot_pca(steps, emb, out / "trajectory_pca.png", str(config["model"]))
+    return summary
+
+
+def plot_pca(steps: np.ndarray, emb: np.ndarray, path: Path, title: str) -> None:
+    """First two principal components of every chain's embeddings, coloured by step."""
+    plt = pyplot()
+    r, b, d = emb.shape
+    flat = emb.reshape(r * b, d)
+    centred = flat - flat.mean(axis=0)
+    _, _, vt = np.linalg.svd(centred, full_matrices=False)
+    comps = vt[:2] if vt.shape[0] >= 2 else np.vstack([vt, np.zeros_like(vt)])
+    proj = (centred @ comps.T).reshape(r, b, 2)
+    fig, ax = plt.subplots(figsize=(5.5, 4.5))
+    for c in range(b):
+        ax.plot(proj[:, c, 0], proj[:, c, 1], color="0.8", lw=0.5, zorder=1)
+        sc = ax.scatter(proj[:, c, 0], proj[:, c, 1], c=steps, cmap="coolwarm_r", s=6, zorder=2)
+    fig.colorbar(sc, ax=ax, label="step")
+    ax.set_xlabel("PC 1")
+    ax.set_ylabel("PC 2")
+    ax.set_title(f"embedding trajectories: {title}", fontsize=9)
+    save_figure(fig, path)
+    plt.close(fig)
+
+
+def trajectory(
+    model: str,
+    tau: float,
+    steps: int,
+    chains: int,
+    checkpoint_every: int,
+    out: str | os.PathLike[str],
+    seed: int = 0,
+    record_every: int = 10,
+    length: int | None = None,
+    window: int = 300,
+    threshold: float = 0.12,
+    levels: Sequence[float] | str = (0.1, 0.2, 0.4),
+    device: str = "cpu",
+    progress: bool = True,
+) -> dict:
+    """Run (or resume) long chains and analyse them; see the module docstring.
+
+    Writes ``trajectory.csv``, ``checkpoint.json``, ``trajectory_summary.json`` and
+    ``trajectory_pca.png`` in ``out``.
+
+    Parameters
+    ----------
+    model : str
+        Model specification.
+    tau : float
+        Temperature.
+    steps, chains, checkpoint_every, record_every : int
+        Steps per chain, number of chains, steps per checkpoint (a multiple of
+        ``record_every``), and the recording interval.
+    seed : int
+    length : int, optional
+        Sequence length (default: a toy's own ``n``; :data:`glauber.models.DEFAULT_MLM_LENGTH` for MLMs).
+    window, threshold : trap detection (steps, cosine drift).
+    levels : semantic-drift levels whose hitting times are reported.
+
+    Raises
+    ------
+    InvalidParameterError
+        Non-positive counts, or ``checkpoint_every`` not a multiple of ``record_every``.
+    InvalidTemperatureError, UnknownModelError, ResumeMismatchError
+    """
+    tau = check_tau(tau)
+    steps = positive_budget(steps, "steps")
+    chains = positive_budget(chains, "chains")
+    checkpoint_every = positive_budget(checkpoint_every, "checkpoint-every")
+    record_every = positive_budget(record_every, "record-every")
+    window = positive_budget(window, "window")
+    if checkpoint_every % record_every:
+        raise InvalidParameterError(
+            f"--checkpoint-every ({checkpoint_every}) must be a multiple of --record-every "
+            f"({record_every}) so that resumed runs record the same steps"
+        )
+    if not 0 < threshold:
+        raise InvalidParameterError(f"--threshold must be > 0, got {threshold!r}")
+    level_list = parse_floats(levels, "levels")
+    m = get_model(model, length, device)
+    config = {"experiment": "trajectory", "model": model, "n": int(m.n), "tau": tau,
+              "steps": steps, "chains": chains, "checkpoint_every": checkpoint_every,
+              "record_every": record_every, "seed": int(seed), "window": window,
+              "threshold": float(threshold), "levels": level_list}
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    run_chains(m, config, out, progress)
+    summary = analyse(m, config, out)
+    atomic_write_text(out / "trajectory_summary.json", dumps(summary) + "\n")
+    return summary
+
+
+__all__ = ["analyse", "cosine_distance", "detect_traps", "hitting_times", "read_trajectory",
+           "run_chains", "trajectory"]

@@ -1,0 +1,200 @@
+"""One name space for every model the command line accepts: registered MLMs and toy specs.
+
+:func:`resolve_model` turns a name into a ConditionalModel: a registered offline masked LM
+(``antiberty``, ``sapiens-vh``, ``sapiens-vl``, ``tiny-gpt2-control``, ...), ``hf:<hub name>``
+or a local checkpoint directory (:func:`glauber.mlm_backend.load_model`), or a toy
+specification such as ``ising-cycle:n=8`` (:func:`glauber.toy_models.parse_toy_spec`).
+:func:`default_states` gives the natural states to certify a model at, and :func:`read_states`
+reads states from a text file. The MLM backend (and torch) is imported only for MLM names.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from glauber.errors import (
+    InvalidParameterError,
+    SequenceLengthError,
+    UnknownModelError,
+    VocabularyError,
+)
+from glauber.estimators.protocol import ConditionalModel
+from glauber.theory.validation import check_positive_int
+from glauber.toy_models.specs import TOY_FAMILIES, parse_toy_spec
+
+#: Sequence length of an MLM when none is asked for (keeps the default certify run short).
+DEFAULT_MLM_LENGTH = 20
+#: Prefix of Hugging Face hub names (see :func:`glauber.mlm_backend.load_model`).
+HUB_PREFIX = "hf:"
+
+
+def is_toy_spec(spec: str) -> bool:
+    """True if ``spec`` names a toy family (``family`` or ``family:key=value,...``)."""
+    return spec.strip().partition(":")[0].strip() in TOY_FAMILIES
+
+
+def resolve_model(spec: str, length: int | None = None, device: str = "cpu") -> ConditionalModel:
+    """The model named by ``spec``: a registered or Hugging Face masked LM, or a toy model.
+
+    Parameters
+    ----------
+    spec : str
+        A registered MLM name (:func:`glauber.mlm_backend.available_models`), ``hf:<hub name>``,
+        a local checkpoint directory, or a toy specification (``ising-cycle:n=8``; see
+        :data:`glauber.toy_models.TOY_FAMILIES`).
+    length : int, optional
+        Sequence length of an MLM (default :data:`DEFAULT_MLM_LENGTH`). A toy model has its own
+        ``n``; ``length`` must then be None or equal to it.
+    device : str
+        ``"cpu"``, ``"cuda"``, ... (checked even for toy models, which compute on the host).
+
+    Returns
+    -------
+    ConditionalModel
+
+    Raises
+    ------
+    UnknownModelError
+        If ``spec`` is none of those (the message lists the MLM names and the toy families),
+        or a toy specification is malformed.
+    SequenceLengthError
+        If ``length`` exceeds what the MLM allows, or differs from a toy model's ``n``.
+    InvalidParameterError
+        If ``length`` is not a positive integer.
+    DeviceUnavailableError
+        If the device does not exist (e.g. ``cuda`` on a machine without CUDA).
+    MissingDependencyError
+        If a registered model's weights are not installed.
+    """
+    if not isinstance(spec, str) or not spec.strip():
+        raise UnknownModelError(f"a model name must be a non-empty string, got {spec!r}; "
+                                + _choices())
+    spec = spec.strip()
+    if length is not None:
+        length = check_positive_int(length, "length")
+    if is_toy_spec(spec):
+        model = parse_toy_spec(spec)
+        if length is not None and length != model.n:
+            raise SequenceLengthError(
+                f"toy model {model.name} has n = {model.n} sites, but length {length} was asked "
+                "for; set the size in the specification instead (e.g. ising-cycle:n=12)"
+            )
+        if device != "cpu":
+            from glauber.mlm_backend.device import resolve_device
+
+            resolve_device(device)
+        return model
+    from glauber.mlm_backend.registry import available_models, load_model
+
+    if spec in available_models() or spec.startswith(HUB_PREFIX) or os.path.isdir(spec):
+        return load_model(spec, n=DEFAULT_MLM_LENGTH if length is None else length, device=device)
+    raise UnknownModelError(f"unknown model {spec!r}. " + _choices())
+
+
+def _choices() -> str:
+    from glauber.mlm_backend.registry import available_models
+
+    return (
+        f"Masked LMs available offline: {', '.join(available_models())} (or {HUB_PREFIX}<hub "
+        f"name>, or a local checkpoint directory); toy families: {', '.join(TOY_FAMILIES)} "
+        "(e.g. ising-cycle:n=8,J=1.0)"
+    )
+
+
+def default_states(model: ConditionalModel) -> np.ndarray | None:
+    """Natural states to certify ``model`` at, or None (then :func:`certify` draws random ones).
+
+    ``model.default_states()`` when the model has it; for a model over the 20 amino acids with
+    an ``encode`` method (AntiBERTy, Sapiens), the shipped antibody chains cut to ``model.n``
+    residues (:func:`glauber.mlm_backend.antibody_states`, the chains long enough); None
+    otherwise.
+
+    Raises
+    ------
+    SequenceLengthError
+        If a protein model is longer than every shipped chain (pass states from a file).
+    """
+    if hasattr(model, "default_states"):
+        return np.asarray(model.default_states())
+    labels = getattr(model, "labels", None)
+    if labels is None or not hasattr(model, "encode"):
+        return None
+    from glauber.mlm_backend.sequences import AMINO_ACIDS, ANTIBODY_SEQUENCES, antibody_states
+
+    if sorted(labels) != sorted(AMINO_ACIDS):
+        return None
+    names = [k for k, chain in ANTIBODY_SEQUENCES.items() if len(chain) >= model.n]
+    if not names:
+        longest = max(len(chain) for chain in ANTIBODY_SEQUENCES.values())
+        raise SequenceLengthError(
+            f"no shipped antibody chain has n = {model.n} residues (the longest has {longest}); "
+            f"use --length <= {longest} or pass your own sequences with --states FILE"
+        )
+    return antibody_states(model, names).cpu().numpy()
+
+
+def read_states(path: str | os.PathLike[str], model: ConditionalModel) -> np.ndarray:
+    """States ``[S, n]`` from a text file, one state per line (blank lines and ``#`` skipped).
+
+    A model with an ``encode`` method (MLMs) reads each line as text (``model.encode``); a toy
+    model reads comma- or space-separated vocabulary indices (``0,1,1,0``).
+
+    Raises
+    ------
+    InvalidParameterError
+        If the file cannot be read, holds no state, or a toy line is not integers.
+    SequenceLengthError
+        If a state does not have ``model.n`` tokens.
+    VocabularyError
+        If a token is outside the model's vocabulary.
+    """
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise InvalidParameterError(f"cannot read states from {path}: {exc}") from exc
+    lines = [
+        (k, line.strip()) for k, line in enumerate(text.splitlines(), start=1)
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    if not lines:
+        raise InvalidParameterError(f"{path} holds no states; write one sequence per line")
+    rows = [_parse_line(model, line, f"{path}:{k}") for k, line in lines]
+    return np.stack(rows)
+
+
+def _parse_line(model: ConditionalModel, line: str, where: str) -> np.ndarray:
+    if hasattr(model, "encode"):
+        row = np.asarray(_to_host(model.encode(line)), dtype=np.int64)
+    else:
+        try:
+            row = np.array([int(tok) for tok in re.split(r"[,\s]+", line) if tok], dtype=np.int64)
+        except ValueError:
+            raise InvalidParameterError(
+                f"{where}: {line!r} is not a list of token indices; write e.g. 0,1,1,0"
+            ) from None
+        if row.size and (row.min() < 0 or row.max() >= model.q):
+            raise VocabularyError(f"{where}: token indices must lie in 0..{model.q - 1}")
+    if row.shape[0] != model.n:
+        raise SequenceLengthError(
+            f"{where}: the state has {row.shape[0]} tokens but the model resamples n = "
+            f"{model.n}; pass --length {row.shape[0]} (MLMs) or fix the line"
+        )
+    return row
+
+
+def _to_host(values: Any) -> Any:
+    return values.cpu().numpy() if hasattr(values, "cpu") else values
+
+
+__all__ = [
+    "DEFAULT_MLM_LENGTH",
+    "default_states",
+    "is_toy_spec",
+    "read_states",
+    "resolve_model",
+]

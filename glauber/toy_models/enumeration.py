@@ -1,0 +1,93 @@
+"""Mixed-radix enumeration of the state space ``V^n`` (site 0 most significant).
+
+A state ``x = (x_0, ..., x_{n-1})`` with ``0 <= x_k < q`` has index
+``sum_k x_k q^(n-1-k)``, so the states listed by :func:`all_states` are in lexicographic order
+and ``all_states(n, q)[state_index(x, q)] == x``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from glauber.errors import InvalidParameterError, StateSpaceTooLargeError, VocabularyError
+
+
+def check_state_space(n: int, q: int, max_states: int) -> int:
+    """Return ``q**n`` if it is at most ``max_states``.
+
+    Parameters
+    ----------
+    n, q : int
+        Number of sites and vocabulary size.
+    max_states : int
+        The enumeration limit.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``max_states`` is not an integer >= 1.
+    StateSpaceTooLargeError
+        If ``q**n > max_states``.
+    """
+    if (
+        isinstance(max_states, bool)
+        or not isinstance(max_states, (int, np.integer))
+        or max_states < 1
+    ):
+        raise InvalidParameterError(f"max_states must be an integer >= 1, got {max_states!r}")
+    size = int(q) ** int(n)
+    if size > max_states:
+        raise StateSpaceTooLargeError(
+            f"the state space has q**n = {q}**{n} = {size} states, over the limit "
+            f"max_states = {max_states}; shorten the sequence or shrink the vocabulary, or pass "
+            f"max_states={size} (or more) if the machine has the memory for it"
+        )
+    return size
+
+
+def radix_weights(n: int, q: int) -> np.ndarray:
+    """Place values ``q^(n-1-k)`` of the sites ``k = 0..n-1`` (site 0 most significant)."""
+    return q ** np.arange(n - 1, -1, -1, dtype=np.int64)
+
+
+def all_states(n: int, q: int) -> np.ndarray:
+    """All ``q**n`` states as an int64 array ``[q**n, n]`` in mixed-radix (lexicographic) order.
+
+    Examples
+    --------
+    >>> all_states(2, 2).tolist()
+    [[0, 0], [0, 1], [1, 0], [1, 1]]
+    """
+    index = np.arange(q**n, dtype=np.int64)
+    return (index[:, None] // radix_weights(n, q)[None, :]) % q
+
+
+def state_index(states: np.ndarray, q: int) -> np.ndarray:
+    """Mixed-radix index of each state: ``[B, n]`` to int64 ``[B]`` (one state ``[n]``: a scalar).
+
+    Raises
+    ------
+    VocabularyError
+        If an entry lies outside ``0..q-1``.
+    """
+    arr = np.asarray(states, dtype=np.int64)
+    if arr.size and (arr.min() < 0 or arr.max() >= q):
+        raise VocabularyError(
+            f"state entries must be vocabulary indices in 0..{q - 1}, got values in "
+            f"{int(arr.min())}..{int(arr.max())}"
+        )
+    return arr @ radix_weights(arr.shape[-1], q)
+
+
+def neighbour_indices(n: int, q: int) -> np.ndarray:
+    """Index of ``x^(i -> a)`` (``x`` with site ``i`` set to ``a``): int64 array ``[n, q**n, q]``.
+
+    Entry ``[i, x, a]`` is the index of the state that agrees with state ``x`` off site ``i`` and
+    holds ``a`` at site ``i``; ``[i, x, x_i]`` is ``x`` itself.
+    """
+    weights = radix_weights(n, q)
+    index = np.arange(q**n, dtype=np.int64)
+    digits = (index[:, None] // weights[None, :]) % q  # [S, n]
+    base = index[None, :] - (digits * weights[None, :]).T  # [n, S]: x with site i zeroed
+    tokens = np.arange(q, dtype=np.int64)
+    return base[:, :, None] + weights[:, None, None] * tokens[None, None, :]

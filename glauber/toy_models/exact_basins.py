@@ -1,0 +1,175 @@
+"""Exact basin quantities of a finite chain: conductance, bottleneck ratio, escape, hitting times.
+
+Basins are boolean masks over the states (mixed-radix order). All sums of the form
+``P(x, S^c)`` add the probabilities of the moves that leave ``S``; none is formed as
+``1 - P(x, S)``, so escape probabilities of order ``1e-40`` keep their relative accuracy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+import scipy.sparse.linalg as spla
+
+from glauber.errors import BasinError, InvalidParameterError, StateSpaceTooLargeError
+
+#: :func:`bottleneck` enumerates all ``2**S - 2`` proper subsets only up to this many states.
+BOTTLENECK_MAX_STATES = 16
+
+
+def check_mask(mask: Any, num_states: int, *, allow_full: bool = False) -> np.ndarray:
+    """Return ``mask`` as a boolean array ``[num_states]`` after checking it describes a basin.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``mask`` is not boolean with one entry per state.
+    BasinError
+        If the mask is empty, or is the whole state space (unless ``allow_full``).
+    """
+    arr = np.asarray(mask)
+    if arr.dtype != np.bool_ or arr.shape != (num_states,):
+        raise InvalidParameterError(
+            f"a basin must be a boolean mask with one entry per state, shape ({num_states},); got "
+            f"dtype {arr.dtype} and shape {arr.shape} (build it from chain.states(), e.g. "
+            "states.sum(axis=1) >= k)"
+        )
+    if not arr.any():
+        raise BasinError("the basin is empty; choose a mask with at least one True state")
+    if arr.all() and not allow_full:
+        raise BasinError(
+            "the basin is the whole state space, which has no boundary; leave at least one "
+            "state out"
+        )
+    return arr
+
+
+def escape_probabilities(P: Any, mask: Any) -> np.ndarray:
+    """Exact one-step escape probabilities ``P(x, B^c)`` for the states ``x`` of the basin ``B``.
+
+    Theorem 8 (as printed, true) bounds each by ``|V| e^{-Delta_star / tau}``.
+
+    Parameters
+    ----------
+    P : sparse matrix or array_like, shape (S, S)
+        Transition matrix.
+    mask : array of bool, shape (S,)
+        The basin ``B``.
+
+    Returns
+    -------
+    numpy.ndarray, shape (|B|,)
+        ``P(x, B^c)`` for ``x`` in ``np.flatnonzero(mask)`` (increasing state index).
+
+    Raises
+    ------
+    InvalidParameterError, BasinError
+        See :func:`check_mask`.
+    """
+    Pc = sp.csr_matrix(P, dtype=np.float64)
+    inside = check_mask(mask, Pc.shape[0])
+    return np.asarray(Pc[inside][:, ~inside].sum(axis=1)).ravel()
+
+
+def conductance(P: Any, pi: np.ndarray, mask: Any) -> float:
+    """Conductance ``Phi(S) = sum_{x in S} pi(x) P(x, S^c) / pi(S)`` (Theorem 8's definition).
+
+    This is the bottleneck ratio of LPW 2nd ed. Section 7.2 for the set ``S`` (edge measure of the
+    boundary over ``pi(S)``), not a graph conductance.
+
+    Raises
+    ------
+    InvalidParameterError, BasinError
+        See :func:`check_mask`.
+
+    Examples
+    --------
+    >>> P = np.array([[0.5, 0.5], [0.25, 0.75]])
+    >>> conductance(P, np.array([1 / 3, 2 / 3]), np.array([True, False]))
+    0.5
+    """
+    inside = check_mask(mask, np.shape(pi)[0])
+    pi = np.asarray(pi, dtype=np.float64)
+    escape = escape_probabilities(P, inside)
+    return float((pi[inside] * escape).sum() / pi[inside].sum())
+
+
+@dataclass(frozen=True)
+class Bottleneck:
+    """The minimiser of the conductance over sets of stationary mass at most 1/2.
+
+    Attributes
+    ----------
+    ratio : float
+        ``Phi_* = min{Phi(S) : 0 < pi(S) <= 1/2}`` (LPW 2nd ed., Section 7.2).
+    mask : numpy.ndarray of bool
+        A set attaining it.
+    """
+
+    ratio: float
+    mask: np.ndarray
+
+
+def bottleneck(P: Any, pi: np.ndarray) -> Bottleneck:
+    """Bottleneck ratio ``Phi_*`` by enumerating every subset (chains of at most 16 states).
+
+    Sets with ``pi(S) <= 1/2`` are admitted with a relative slack of ``1e-12`` so that sets of
+    mass exactly 1/2 (symmetric chains) are not lost to rounding in ``pi(S)``.
+
+    Raises
+    ------
+    StateSpaceTooLargeError
+        If the chain has more than :data:`BOTTLENECK_MAX_STATES` states.
+    """
+    pi = np.asarray(pi, dtype=np.float64)
+    S = pi.shape[0]
+    if S > BOTTLENECK_MAX_STATES:
+        raise StateSpaceTooLargeError(
+            f"the bottleneck ratio enumerates 2**{S} subsets; only chains of at most "
+            f"{BOTTLENECK_MAX_STATES} states are supported: use conductance(mask) on chosen sets"
+        )
+    dense = P.toarray() if sp.issparse(P) else np.asarray(P, dtype=np.float64)
+    flow = pi[:, None] * dense  # edge measure Q(x, y)
+    codes = np.arange(1, 2**S - 1, dtype=np.int64)
+    masks = ((codes[:, None] >> np.arange(S)[None, :]) & 1).astype(bool)  # [2^S - 2, S]
+    mass = masks @ pi
+    boundary = ((masks.astype(np.float64) @ flow) * ~masks).sum(axis=1)  # Q(S, S^c)
+    admitted = mass <= 0.5 * (1.0 + 1e-12)
+    ratios = np.where(admitted, boundary / np.where(admitted, mass, 1.0), np.inf)
+    best = int(np.argmin(ratios))
+    return Bottleneck(ratio=float(ratios[best]), mask=masks[best].copy())
+
+
+def expected_hitting_times(P: Any, target_mask: Any) -> np.ndarray:
+    """Expected hitting times ``h(x) = E_x[min{t >= 0 : X_t in A}]`` of the target set ``A``.
+
+    Solves ``(I - P_{A^c, A^c}) h = 1`` on ``A^c`` (LPW 2nd ed., Section 10.2; first-step analysis),
+    with the diagonal ``1 - P(x, x)`` formed as ``sum_{y != x} P(x, y)`` (no subtraction).
+
+    Returns
+    -------
+    numpy.ndarray, shape (S,)
+        ``h``, zero on ``A``.
+
+    Raises
+    ------
+    InvalidParameterError
+        If the mask is not boolean with one entry per state.
+    BasinError
+        If the target is empty (it is never hit).
+    """
+    Pc = sp.csr_matrix(P, dtype=np.float64)
+    S = Pc.shape[0]
+    target = check_mask(target_mask, S, allow_full=True)
+    h = np.zeros(S, dtype=np.float64)
+    rest = ~target
+    if not rest.any():
+        return h
+    off = Pc - sp.diags(Pc.diagonal())
+    leave = np.asarray(off.sum(axis=1)).ravel()  # 1 - P(x, x), without a subtraction
+    A = sp.diags(leave[rest]) - off[rest][:, rest]
+    h[rest] = spla.spsolve(sp.csc_matrix(A), np.ones(int(rest.sum())))
+    return h

@@ -1,0 +1,28 @@
+"""Exact verification of the paper's statements on toy chains (``glauber verify``).
+
+:mod:`~glauber.verification.statements` holds one checker per statement of THEORY.md,
+:mod:`~glauber.verification.battery` the toy instances (fixed seeds),
+:mod:`~glauber.verification.runner` runs them and :mod:`~glauber.verification.report` prints
+the table and writes the JSON. :mod:`~glauber.verification.count_chain` is the exact lumped
+count chain used for large ``n``. This package uses :mod:`glauber.theory` for every bound and
+:mod:`glauber.toy_models` for every exact value; only the CLI sits above it.
+"""
+
+from glauber.verification.battery import build_battery
+from glauber.verification.report import format_table, report_dict, write_json_atomic
+from glauber.verification.runner import StatementOutcome, run_statements, select_statements
+from glauber.verification.statements import STATEMENTS, STATEMENTS_BY_NAME, Check, Statement
+
+__all__ = [
+    "Check",
+    "STATEMENTS",
+    "STATEMENTS_BY_NAME",
+    "Statement",
+    "StatementOutcome",
+    "build_battery",
+    "format_table",
+    "report_dict",
+    "run_statements",
+    "select_statements",
+    "write_json_atomic",
+]

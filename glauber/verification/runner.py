@@ -1,0 +1,147 @@
+"""Run statements over a battery and summarise each statement's checks."""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from tqdm import tqdm
+
+from glauber.errors import GlauberError, InvalidParameterError
+from glauber.verification.instances import Instance
+from glauber.verification.statements import STATEMENTS, STATEMENTS_BY_NAME, Check, Statement
+
+
+@dataclass
+class StatementOutcome:
+    """All checks of one statement and the verdict on them.
+
+    A verified or corrected statement is ``ok`` when it held on every instance where it was
+    evaluated and its hypothesis held at least once. A refuted (as-printed) statement is ``ok``
+    when at least one instance shows the counterexample (its claim fails there). A checker
+    that raised a :class:`~glauber.errors.GlauberError` is never ok.
+    """
+
+    statement: Statement
+    checks: list[Check]
+
+    @property
+    def checked(self) -> int:
+        """Number of instances (or instance-basin pairs) the statement was run on."""
+        return len(self.checks)
+
+    @property
+    def hypothesis_held(self) -> int:
+        """Number where the hypothesis held."""
+        return sum(c.hypothesis for c in self.checks)
+
+    @property
+    def failures(self) -> int:
+        """Number where the claim was evaluated and failed."""
+        return sum(c.holds is False for c in self.checks)
+
+    @property
+    def errors(self) -> list[Check]:
+        """Checks whose computation raised an error."""
+        return [c for c in self.checks if "error" in c.details]
+
+    @property
+    def worst_slack(self) -> float | None:
+        """Smallest slack over evaluated checks (negative: violated)."""
+        values = [c.slack for c in self.checks if c.holds is not None and c.slack is not None]
+        return min(values) if values else None
+
+    @property
+    def median_tightness(self) -> float | None:
+        """Median tightness over evaluated checks that have one."""
+        values = [c.tightness for c in self.checks
+                  if c.holds is not None and c.tightness is not None]
+        return statistics.median(values) if values else None
+
+    @property
+    def counterexamples(self) -> list[Check]:
+        """Checks where the claim failed."""
+        return [c for c in self.checks if c.holds is False]
+
+    @property
+    def ok(self) -> bool:
+        """See the class docstring."""
+        if self.errors:
+            return False
+        if self.statement.status == "refuted":
+            return self.failures > 0
+        return self.failures == 0 and any(c.hypothesis and c.holds for c in self.checks)
+
+    @property
+    def problem(self) -> str | None:
+        """Why the statement is not ok (None when it is)."""
+        if self.ok:
+            return None
+        if self.errors:
+            return f"{len(self.errors)} check(s) raised: {self.errors[0].details['error']}"
+        if self.statement.status == "refuted":
+            return "no instance reproduces the counterexample to the printed claim"
+        if self.failures:
+            first = self.counterexamples[0]
+            return f"fails on {self.failures} instance(s), first: {first.instance}"
+        return "no instance of the battery meets the hypothesis"
+
+
+def select_statements(names: Sequence[str] | None) -> tuple[Statement, ...]:
+    """The statements named (all when ``names`` is empty or None), in table order.
+
+    Raises
+    ------
+    InvalidParameterError
+        If a name is unknown (the message lists the names).
+    """
+    if not names:
+        return STATEMENTS
+    unknown = sorted(set(names) - set(STATEMENTS_BY_NAME))
+    if unknown:
+        raise InvalidParameterError(
+            f"unknown statement(s) {', '.join(unknown)}; choose from: "
+            f"{', '.join(STATEMENTS_BY_NAME)}"
+        )
+    return tuple(s for s in STATEMENTS if s.name in set(names))
+
+
+def _run_one(statement: Statement, instance: Instance) -> list[Check]:
+    try:
+        return statement.check(instance)
+    except GlauberError as exc:
+        error = f"{type(exc).__name__}: {exc}"
+        return [Check(instance.name, False, None, details={"error": error})]
+
+
+def run_statements(
+    statements: Iterable[Statement], battery: Sequence[Instance], progress: bool = True
+) -> list[StatementOutcome]:
+    """Run every statement on every instance (one instance at a time, so caches are shared).
+
+    Parameters
+    ----------
+    statements : iterable of Statement
+    battery : sequence of Instance
+    progress : bool, optional
+        Show a tqdm progress bar on stderr.
+
+    Returns
+    -------
+    list of StatementOutcome
+        In the order of ``statements``.
+    """
+    statements = tuple(statements)
+    checks: dict[str, list[Check]] = {s.name: [] for s in statements}
+    bar = tqdm(battery, desc="glauber verify", unit="instance", file=sys.stderr,
+               disable=not progress, leave=False)
+    for instance in bar:
+        for statement in statements:
+            checks[statement.name].extend(_run_one(statement, instance))
+        instance.release()
+    return [StatementOutcome(s, checks[s.name]) for s in statements]
+
+
+__all__ = ["StatementOutcome", "run_statements", "select_statements"]

@@ -1,0 +1,55 @@
+"""The toy-vs-MLM comparison: toy oracles and one tiny MLM smoke test."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from glauber.errors import InvalidParameterError, UnknownModelError
+from glauber.experiments.compare import compare, drift_band
+from glauber.toy_models.specs import parse_toy_spec
+
+
+def test_symmetric_toy_is_compatible_and_asymmetric_is_not(tmp_path):
+    res = compare("ising-cycle:n=6,asym-ising:n=6,seed=2", "1,3", tmp_path, contexts=4,
+                  rectangles=40, pairs=4, budget=300, progress=False)
+    sym, asym = res
+    assert sym["rectangle"]["compatible_within_atol"]
+    assert sym["rectangle"]["max_abs_delta"] < 1e-9
+    # Both tokens flip in a binary rectangle: |delta| = 4 |J_ij - J_ji| (THEORY.md item 3).
+    J = parse_toy_spec("asym-ising:n=6,seed=2").J
+    assert asym["rectangle"]["max_abs_delta"] <= 4 * np.abs(J - J.T).max() + 1e-9
+    assert asym["rectangle"]["n_above_atol"] > 0
+    for model in res:
+        assert model["drift_band_complete"]  # 2**6 states: the band is enumerated
+        for t in model["per_tau"]:
+            assert t["influence_exact"] and t["exact_tmix"] is not None
+            if t["best"] != "none":
+                assert t["exact_tmix"] <= t["best_bound"]
+    md = (tmp_path / "compare.md").read_text()
+    assert sym["name"] in md and asym["name"] in md
+    assert json.loads((tmp_path / "compare.json").read_text())["models"][0]["n"] == 6
+
+
+def test_drift_band_is_the_paper_basin():
+    assert drift_band(100) == (50, 90)
+    assert drift_band(8) == (4, 8)
+
+
+@pytest.mark.mlm
+def test_autoregressive_control_smoke(tmp_path):
+    (res,) = compare("tiny-gpt2-control", "1", tmp_path, length=3, contexts=1, rectangles=4,
+                     pairs=1, budget=2, progress=False)
+    assert res["rectangle"]["compatible_within_atol"] and not res["toy"]
+    assert not res["per_tau"][0]["influence_exact"]
+
+
+def test_bad_input(tmp_path):
+    with pytest.raises(InvalidParameterError):
+        compare("", "1", tmp_path)
+    with pytest.raises(UnknownModelError):
+        compare("ising-cycle:n=4,nonsense-model", "1", tmp_path)
+    with pytest.raises(InvalidParameterError):
+        compare("ising-cycle:n=4", "1", tmp_path, budget=0)

@@ -1,0 +1,156 @@
+"""Smoke runs of each benchmark's core function at toy sizes (no timing assertions).
+
+Each run must return its documented keys with positive times and rates; the exact-chain run
+must also agree with itself (stepping and squaring find the same ``t_mix``), and the summary
+table must have one line per row.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # `benchmarks` lives next to `glauber`, outside the package
+
+from benchmarks import exact_chain, report, run_all  # noqa: E402
+
+ROW_KEYS = {"benchmark", "measured", "baseline", "unit", "ratio", "target", "met", "note"}
+
+
+def _check_rows(rows: list[dict]) -> None:
+    assert rows
+    for r in rows:
+        assert set(r) == ROW_KEYS
+    table = report.markdown_table(rows)
+    assert len(table.strip().splitlines()) == len(rows) + 2
+    json.dumps(report.jsonable(rows))  # JSON-safe
+
+
+def test_stepping_baseline_matches_closed_form():
+    # Two-state chain P = [[1-a, a], [b, 1-b]]: d(t) = max(a, b)/(a+b) * |1-a-b|^t
+    # (Levin–Peres–Wilmer 2nd ed., Section 1.1: P^t(0, 0) - pi(0) = (1-a-b)^t a/(a+b)).
+    a, b = 0.1, 0.3
+    P = np.array([[1 - a, a], [b, 1 - b]])
+    pi = np.array([b, a]) / (a + b)
+    eps = 0.01
+    expected = next(t for t in range(1, 1000) if max(a, b) / (a + b) * (1 - a - b) ** t <= eps)
+    t, steps, seconds = exact_chain.stepping_mixing_time(P, pi, eps)
+    assert t == expected == steps and seconds > 0
+
+
+def test_stepping_baseline_stops_at_the_cap():
+    P = np.array([[1 - 1e-9, 1e-9], [1e-9, 1 - 1e-9]])  # t_mix ~ 1e8
+    t, steps, seconds = exact_chain.stepping_mixing_time(P, np.array([0.5, 0.5]), 0.25, 0.0)
+    assert t is None and steps == 1024 and seconds >= 0
+
+
+def test_exact_chain_benchmark_smoke():
+    res = exact_chain.run(
+        mixing=dict(cycle_sites=3, slow_beta=1.5, fast_beta=0.5, lumped_n=5, lumped_alpha=1.5),
+        stationary=dict(rows=2, cols=2, betas=(0.5, 3.0), gth_betas=(3.0,)),
+        largest=dict(sizes=(3, 4), budget_seconds=30.0),
+        lumped=dict(n=20),
+    )
+    assert {"mixing", "stationary", "largest", "lumped_large", "rows"} <= set(res)
+    assert len(res["mixing"]) == 3
+    for m in res["mixing"]:
+        assert m["agree"] is True and m["t_mix_squaring"] == m["t_mix_stepping"] >= 1
+        assert m["seconds_squaring"] > 0 and m["seconds_stepping"] > 0 and m["speedup"] > 0
+    assert [(s["beta"], s["method"]) for s in res["stationary"]] == [
+        (0.5, "sparse"), (3.0, "sparse"), (3.0, "gth")
+    ]
+    for s in res["stationary"]:
+        assert s["seconds"] > 0 and s["states"] == 16
+        assert 0 <= s["residual_l1"] < 1e-9
+        if s["method"] == "gth":  # entrywise relative accuracy (O'Cinneide 1993)
+            assert s["max_relative_error"] < 1e-12
+    assert [r["states"] for r in res["largest"]["runs"]] == [8, 16]
+    assert res["largest"]["largest_states_within_budget"] == 16
+    assert res["lumped_large"]["t_mix"] >= 1 and res["lumped_large"]["seconds"] > 0
+    _check_rows(res["rows"])
+
+
+def test_largest_chain_records_a_refused_size():
+    res = exact_chain.largest_chain_benchmark(sizes=(3, 13), budget_seconds=30.0)
+    assert "error" in res["runs"][-1] and res["largest_states_within_budget"] == 8
+
+
+@pytest.fixture(scope="module")
+def tiny_bert():
+    from benchmarks.random_models import random_bert
+
+    return random_bert(n=5), random_bert(n=5, head="full")
+
+
+@pytest.mark.mlm
+def test_sampler_benchmark_smoke(tiny_bert):
+    from benchmarks import sampler
+
+    masked, full = tiny_bert
+    res = sampler.run(mlm=masked, mlm_full=full, batch_sizes=(2, 3), steps=(1, 2),
+                      baseline_chains=2, baseline_steps=1, head_batch=3)
+    assert res["baseline"]["chain_steps_per_s"] > 0
+    assert [b["batch"] for b in res["batched"]] == [2, 3]
+    for b in res["batched"]:
+        for key in ("seconds", "chain_steps_per_s", "model_flops_per_s", "speedup",
+                    "matmul_fraction"):
+            assert b[key] > 0
+    assert res["flops_per_query"] > 0
+    assert all(b["matmul_flops_per_s"] > 0 for b in res["batched"])
+    assert res["flops_per_query_full_logits"] > res["flops_per_query"]
+    assert res["head"]["seconds_masked"] > 0 and res["head"]["seconds_full"] > 0
+    assert res["head"]["max_abs_difference"] < 1e-4  # both heads give the same scores
+    _check_rows(res["rows"])
+
+
+@pytest.mark.mlm
+def test_estimators_benchmark_smoke(tiny_bert):
+    from benchmarks import estimators
+
+    res = estimators.run(mlm=tiny_bert[0], n_rectangles=2, influence_contexts=1,
+                         coupling_pairs=2, coupling_steps=2)
+    assert res["rectangle"]["queries"] == 8
+    assert res["influence"]["queries"] == 5 + 5 * 4  # S n + S n R (n - 1), S = R = 1
+    for name in ("rectangle", "influence"):
+        for key in ("seconds", "queries_per_s", "model_flops_per_s", "matmul_fraction"):
+            assert res[name][key] > 0
+    c = res["coupling"]
+    assert c["pair_steps_per_s_stacked"] > 0 and c["pair_steps_per_s_two_calls"] > 0
+    _check_rows(res["rows"])
+
+
+def test_flop_count_matches_hand_count():
+    # BERT-base (h=768, I=3072, 12 layers, V=30522) on L=22 tokens, counted by hand:
+    # per layer 8*22*768^2 + 4*22^2*768 + 4*22*768*3072 = 103809024 + 1486848 + 207618048.
+    from types import SimpleNamespace
+
+    from benchmarks.flops import masked_lm_flops
+
+    cfg = SimpleNamespace(hidden_size=768, intermediate_size=3072, num_hidden_layers=12,
+                          vocab_size=30522)
+    per_layer = 103809024 + 1486848 + 207618048
+    head = 2 * 768 * 768 + 2 * 768 * 30522
+    assert masked_lm_flops(cfg, 22) == 12 * per_layer + head
+    assert masked_lm_flops(cfg, 22, full_logits=True) == 12 * per_layer + 22 * head
+
+
+def test_run_all_writes_both_files_atomically(tmp_path, monkeypatch):
+    toy = {"rows": [report.row("toy", 1.0, "s", 2.0, 2.0, ">= 1x", True)]}
+
+    def failing() -> dict:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(run_all, "BENCHMARKS", {"toy": (lambda: toy, "toy"),
+                                                 "bad": (failing, "bad")})
+    assert run_all.main(["toy", "bad", "--out", str(tmp_path)]) == 1
+    data = json.loads((tmp_path / "results.json").read_text())
+    assert data["benchmarks"]["bad"]["error"] == "RuntimeError: boom"
+    assert data["rows"][0]["ratio"] == 2.0
+    md = (tmp_path / "results.md").read_text()
+    assert "| toy | 1 s | 2 s | 2x | >= 1x | yes |" in md
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json", "results.md"]

@@ -1,0 +1,169 @@
+"""Tests of the stationary-distribution solvers (GTH and sparse direct) on explicit matrices.
+
+Oracles: closed forms of nearly reducible chains from QuantEcon's issue tracker, birth–death
+chains (detailed balance gives pi in closed form, computed in log space), exact rational solves
+with fractions.Fraction, and invariants over random chains.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from glauber.errors import ConvergenceError, InvalidParameterError
+from glauber.toy_models import stationary
+from glauber.toy_models.stationary import (
+    gth_stationary,
+    iterative_stationary,
+    sparse_stationary,
+    stationary_distribution,
+)
+
+
+def exact_stationary(P: list[list[Fraction]]) -> list[Fraction]:
+    """Solve pi P = pi, sum pi = 1 over the rationals (Gauss–Jordan, one row replaced by sums)."""
+    S = len(P)
+    A = [[P[c][r] - (1 if r == c else 0) for c in range(S)] + [Fraction(0)] for r in range(S)]
+    A[-1] = [Fraction(1)] * S + [Fraction(1)]
+    for col in range(S):
+        piv = next(r for r in range(col, S) if A[r][col] != 0)
+        A[col], A[piv] = A[piv], A[col]
+        A[col] = [v / A[col][col] for v in A[col]]
+        for r in range(S):
+            if r != col and A[r][col] != 0:
+                f = A[r][col]
+                A[r] = [a - f * b for a, b in zip(A[r], A[col])]
+    return [A[r][S] for r in range(S)]
+
+
+def random_rational_chain(seed: int, S: int) -> list[list[Fraction]]:
+    """A random positive row-stochastic matrix with small integer weights."""
+    rng = np.random.default_rng(seed)
+    w = rng.integers(1, 9, size=(S, S))
+    return [[Fraction(int(w[r, c]), int(w[r].sum())) for c in range(S)] for r in range(S)]
+
+
+# QuantEcon.jl issue #75 (oyamad): P = [[1-(p+e), p, e], [p, 1-(p+e), e], [e, e, 1-2e]], p = 1/2,
+# has pi = (1/3, 1/3, 1/3) for every e (its off-diagonal part is symmetric, so the uniform law
+# balances every edge); LU and eigen-solvers lose it for e in 1e-12..1e-17.
+@pytest.mark.parametrize("e", [1e-12, 1e-13, 1e-14, 1e-15, 1e-16, 1e-17])
+def test_gth_quantecon_jl_75_trap(e: float) -> None:
+    p = 0.5
+    P = np.array([[1 - (p + e), p, e], [p, 1 - (p + e), e], [e, e, 1 - 2 * e]])
+    np.testing.assert_allclose(gth_stationary(P), np.full(3, 1 / 3), rtol=1e-14)
+
+
+# QuantEcon.jl PR #23: P = [[1-a, a], [a/2, 1-a/2]] has pi = (1/3, 2/3) (balance: pi0 a = pi1 a/2);
+# Julia's LU returned [0, 1] at a = 1e-17.
+@pytest.mark.parametrize("a", [10.0**-k for k in range(12, 19)])
+def test_gth_two_state_trap(a: float) -> None:
+    P = np.array([[1 - a, a], [a / 2, 1 - a / 2]])
+    np.testing.assert_allclose(gth_stationary(P), [1 / 3, 2 / 3], rtol=1e-14)
+
+
+@pytest.mark.parametrize("down", [1e-3, 1e-8, 1e-13])
+def test_gth_birth_death_relative_accuracy(down: float) -> None:
+    # Birth–death chain on 0..11: up-rate u_k, down-rate d (LPW 2nd ed. Section 2.5): detailed
+    # balance gives pi(k+1)/pi(k) = u_k / d, so log pi is a cumulative sum. With d = 1e-13 and
+    # u_k = 1e-4 k-dependent, pi spans ~100 orders of magnitude.
+    S = 12
+    up = 1e-4 * (1 + np.arange(S - 1) / 10)
+    P = np.zeros((S, S))
+    for k in range(S - 1):
+        P[k, k + 1] = up[k]
+        P[k + 1, k] = down
+    np.fill_diagonal(P, 1 - P.sum(axis=1))
+    log_w = np.concatenate([[0.0], np.cumsum(np.log(up) - np.log(down))])
+    log_pi = log_w - np.logaddexp.reduce(log_w)
+    pi = gth_stationary(P)
+    assert pi.min() > 0
+    np.testing.assert_allclose(np.log(pi), log_pi, rtol=0, atol=1e-12)
+
+
+@given(seed=st.integers(0, 2**32 - 1), S=st.integers(1, 7))
+@settings(max_examples=30, deadline=None)
+def test_gth_and_sparse_match_exact_rational_solution(seed: int, S: int) -> None:
+    Pq = random_rational_chain(seed, S)
+    exact = np.array([float(v) for v in exact_stationary(Pq)])
+    P = np.array([[float(v) for v in row] for row in Pq])
+    np.testing.assert_allclose(gth_stationary(P), exact, rtol=1e-13)
+    sol = sparse_stationary(sp.csr_matrix(P))
+    np.testing.assert_allclose(sol.pi, exact, rtol=1e-10)
+    assert sol.method == "sparse" and sol.residual_l1 <= 1e-12 and sol.clipped_mass >= 0
+
+
+@given(seed=st.integers(0, 2**32 - 1), S=st.integers(2, 60), spread=st.floats(0.0, 30.0))
+@settings(max_examples=30, deadline=None)
+def test_random_sparse_chains_are_stationary(seed: int, S: int, spread: float) -> None:
+    # Random sparse chains (a ring plus random chords, log-uniform weights over `spread` decades
+    # of e): both solvers satisfy the balance equations and agree.
+    rng = np.random.default_rng(seed)
+    W = np.zeros((S, S))
+    W[np.arange(S), (np.arange(S) + 1) % S] = 1.0
+    W[np.arange(S), (np.arange(S) - 1) % S] = 1.0
+    W[rng.integers(0, S, 2 * S), rng.integers(0, S, 2 * S)] = 1.0
+    W *= np.exp(-spread * rng.random((S, S)))
+    P = W / W.sum(axis=1, keepdims=True)
+    pi = gth_stationary(P)
+    assert pi.min() > 0 and abs(pi.sum() - 1) < 1e-14
+    assert np.abs(pi @ P - pi).sum() < 1e-14
+    # The direct and Krylov solves guarantee only their residuals: their forward error can be
+    # the residual times the chain's condition number, which a large `spread` makes huge.
+    direct = stationary_distribution(sp.csr_matrix(P), method="sparse", tol=1e-13)
+    krylov = stationary_distribution(sp.csr_matrix(P), method="iterative", tol=1e-11)
+    assert (direct.method, krylov.method) == ("sparse", "iterative")
+    assert 0.0 <= direct.clipped_mass <= 1e-13
+    for sol, tol in ((direct, 1e-13), (krylov, 1e-11)):
+        assert np.abs(sol.pi @ P - sol.pi).sum() <= tol
+        if spread < 3:
+            assert np.abs(sol.pi - pi).sum() < 100 * tol
+
+
+def test_auto_picks_gth_for_small_and_sparse_above_the_limit(monkeypatch) -> None:
+    P = np.array([[0.5, 0.5, 0.0], [0.25, 0.5, 0.25], [0.0, 0.5, 0.5]])  # pi = (1/4, 1/2, 1/4)
+    small = stationary_distribution(P)
+    assert small.method == "gth" and small.clipped_mass == 0.0
+    monkeypatch.setattr(stationary, "GTH_MAX_STATES", 2)
+    large = stationary_distribution(sp.csr_matrix(P))
+    assert large.method == "sparse"
+    monkeypatch.setattr(stationary, "SPARSE_DIRECT_MAX_STATES", 2)
+    larger = stationary_distribution(sp.csr_matrix(P))
+    assert larger.method == "iterative"
+    for sol in (small, large, larger):
+        np.testing.assert_allclose(sol.pi, [0.25, 0.5, 0.25], rtol=1e-14)
+
+
+def test_residual_checks_raise() -> None:
+    rng = np.random.default_rng(1)
+    P = rng.random((30, 30))
+    P /= P.sum(axis=1, keepdims=True)
+    with pytest.raises(ConvergenceError, match="raise tol"):
+        sparse_stationary(P, tol=1e-300)
+    with pytest.raises(ConvergenceError, match="iterative"):
+        iterative_stationary(P, tol=1e-300)
+
+
+def test_reducible_chains_raise() -> None:
+    P = np.eye(3)
+    with pytest.raises(ConvergenceError, match="reducible"):
+        gth_stationary(P)
+    with pytest.raises(ConvergenceError):
+        sparse_stationary(sp.csr_matrix(np.kron(np.eye(2), np.full((2, 2), 0.5))))
+
+
+@pytest.mark.parametrize(
+    "P", [np.ones((2, 3)) / 3, np.array([[1.5, -0.5], [0.5, 0.5]]), np.array([[np.nan, 1], [1, 0]])]
+)
+def test_gth_rejects_bad_matrices(P: np.ndarray) -> None:
+    with pytest.raises(InvalidParameterError):
+        gth_stationary(P)
+
+
+def test_unknown_method_raises() -> None:
+    with pytest.raises(InvalidParameterError, match="'gth'"):
+        stationary_distribution(np.eye(2), method="lu")  # type: ignore[arg-type]

@@ -1,0 +1,1 @@
+"""Exact verification of every statement of THEORY.md on toy chains."""
