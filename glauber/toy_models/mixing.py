@@ -39,8 +39,9 @@ Backend = Literal["numpy", "torch"]
 class _Dense:
     """Dense stochastic-matrix algebra in numpy or torch float64 (products, worst-start TV)."""
 
-    def __init__(self, P: Any, pi: np.ndarray, backend: str, device: str | None,
-                 max_dense_states: int) -> None:
+    def __init__(
+        self, P: Any, pi: np.ndarray, backend: str, device: str | None, max_dense_states: int
+    ) -> None:
         S = np.shape(P)[0]
         if S > max_dense_states:
             raise StateSpaceTooLargeError(

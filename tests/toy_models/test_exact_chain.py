@@ -14,7 +14,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from glauber.errors import (
@@ -160,6 +160,32 @@ def test_kernel_matches_definition_and_pi_is_stationary(
     p = chain.conditionals()
     assert p.shape == (n, q**n, q)
     np.testing.assert_allclose(p.sum(axis=-1), 1.0, rtol=1e-14)
+
+
+@given(
+    size=st.sampled_from(SIZES),
+    seed=st.integers(0, 2**32 - 1),
+    scale=st.floats(0.0, 2.0),
+    tau=st.floats(0.3, 5.0),
+    eps=st.sampled_from([0.05, 0.25, 0.5]),
+)
+@settings(max_examples=20, deadline=None)
+def test_mixing_time_matches_stepping_on_random_models(
+    size: tuple[int, int], seed: int, scale: float, tau: float, eps: float
+) -> None:
+    n, q = size
+    chain = ExactChain(table_model(n, q, seed, scale), tau)
+    P, pi = chain.dense_transition_matrix(), chain.stationary()
+    power, curve = np.eye(q**n), []
+    while not curve or curve[-1] > eps:
+        curve.append(0.5 * np.abs(power - pi).sum(axis=1).max())
+        power = power @ P
+        assert len(curve) < 20000
+    assume(all(abs(d - eps) > 1e-9 for d in curve))
+    assert chain.mixing_time(eps) == len(curve) - 1
+    assert chain.mixing_time(eps, backend="torch", device="cpu") == len(curve) - 1
+    np.testing.assert_allclose(chain.distance_curve(range(len(curve))), curve, atol=1e-13)
+    assert np.all(np.diff(curve) <= 1e-13)  # d is non-increasing (LPW Exercise 4.2)
 
 
 def rational_model(n: int, q: int, seed: int) -> tuple[FunctionModel, np.ndarray]:
