@@ -29,7 +29,7 @@ import torch
 
 from benchmarks.flops import masked_lm_flops
 from benchmarks.measure import clock, machine_info, matmul_flops
-from benchmarks.report import print_rows, row
+from benchmarks.report import print_rows, row, write_json_atomic
 from benchmarks.sampler import initial_states, load_model, synchronize
 from glauber.estimators import coupling_time, influence, log_conditionals, rectangle_test
 from glauber.estimators import maximal_coupling_step
@@ -169,11 +169,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--contexts", type=int, default=1)
     parser.add_argument("--pairs", type=int, default=64)
     parser.add_argument("--steps", type=int, default=2)
+    parser.add_argument("--json", help="also write the results to this JSON file")
     args = parser.parse_args(argv)
     print(machine_info())
     result = run(args.model, args.n, args.rectangles, args.contexts, args.pairs, args.steps,
                  args.device, args.dtype)
     print_rows(result["rows"])
+    if args.json:
+        write_json_atomic(args.json, result)
     return 0
 
 

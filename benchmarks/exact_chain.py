@@ -31,7 +31,7 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.measure import clock, machine_info
-from benchmarks.report import print_rows, row
+from benchmarks.report import print_rows, row, write_json_atomic
 from glauber.errors import GlauberError
 from glauber.toy_models import CurieWeissLumpedChain, IsingModel
 from glauber.toy_models.exact_chain import ExactChain
@@ -179,12 +179,14 @@ def stationary_benchmark(
     cols: int = 4,
     betas: Sequence[float] = (0.25, 1.0, 4.0),
     gth_betas: Sequence[float] = (0.25, 4.0),
+    methods: Sequence[str] = ("sparse", "iterative", "gth"),
 ) -> list[dict]:
-    """(b): GTH and the sparse solve on the Ising model on a ``rows x cols`` grid.
+    """(b): GTH, the sparse direct solve and the Krylov solve on the Ising model on a
+    ``rows x cols`` grid.
 
-    The sparse solve runs at every ``beta``; GTH (whose cost does not depend on ``beta``) at
-    ``gth_betas``. A solver that raises (e.g. the sparse residual check) is recorded with its
-    message.
+    The sparse and Krylov solves run at every ``beta``; GTH (whose operation count does not
+    depend on ``beta``: about ``S^3 / 3`` multiply-adds) only at ``gth_betas``. A solver that
+    raises (e.g. a failed residual check) is recorded with its message.
     """
     model = IsingModel(nx.grid_2d_graph(rows, cols))
     out = []
@@ -192,7 +194,7 @@ def stationary_benchmark(
         chain = ExactChain(model, tau=1.0 / beta)
         P = chain.transition_matrix()
         log_exact = exact_log_gibbs(model, chain)
-        for method in ("sparse", "gth"):
+        for method in methods:
             if method == "gth" and beta not in gth_betas:
                 continue
             entry: dict[str, Any] = {
@@ -267,11 +269,66 @@ def lumped_large(n: int = 1000, alpha: float = 0.5, eps: float = 0.25) -> dict:
     return {"n": n, "alpha": alpha, "levels": n + 1, "t_mix": t_mix, "seconds": seconds}
 
 
+# ----------------------------------------------------------- (d) dense algebra in torch
+def torch_mixing_benchmark(
+    sizes: Sequence[int] = (12, 14, 16),
+    beta: float = 0.3,
+    eps: float = 0.25,
+    device: str | None = None,
+    numpy_baseline_sites: int = 12,
+) -> list[dict]:
+    """``t_mix`` of Ising on the ``n``-cycle with the dense algebra in torch float64 on ``device``
+    (CUDA when available), and the numpy backend at ``numpy_baseline_sites`` as the baseline.
+
+    ``ExactChain`` builds ``P`` and the stationary law (``"auto"``: the Krylov solve above 8192
+    states, its relative error against the exact Gibbs law is reported);
+    :func:`glauber.toy_models.mixing.mixing_time` is called directly because
+    ``ExactChain.mixing_time`` keeps the default 4096-state cap of the dense algebra. Every
+    stored power costs ``8 S^2`` bytes (32 GiB at ``2^16`` states) and the doubling stores about
+    ``log2 t_mix`` of them; a size that runs out of memory is recorded with the error.
+    """
+    import torch
+
+    from glauber.toy_models import mixing
+
+    out = []
+    for n_sites in sizes:
+        chain = ExactChain(IsingModel(nx.cycle_graph(n_sites)), 1.0 / beta, max_states=2**n_sites)
+        entry: dict[str, Any] = {"sites": n_sites, "states": chain.num_states}
+        start = time.perf_counter()
+        P = chain.transition_matrix()
+        sol = chain.stationary_solution()
+        entry.update(
+            seconds_matrix_and_stationary=time.perf_counter() - start,
+            stationary_method=sol.method,
+            stationary_max_relative_error=max_relative_error(
+                sol.pi, exact_log_gibbs(chain.model, chain)
+            ),
+        )
+        backends = [("torch", device)]
+        if n_sites == numpy_baseline_sites:
+            backends.append(("numpy", None))
+        for backend, dev in backends:
+            try:
+                seconds, t_mix = clock(lambda: mixing.mixing_time(
+                    P, sol.pi, eps, backend, dev, max_dense_states=chain.num_states
+                ))
+            except (MemoryError, torch.cuda.OutOfMemoryError) as exc:
+                entry[f"error_{backend}"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+            else:
+                entry[f"seconds_{backend}"] = seconds
+                entry["t_mix"] = t_mix
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+        out.append(entry)
+    return out
+
+
 # --------------------------------------------------------------------------------- driver
 def summary_rows(result: dict) -> list[dict]:
-    """The summary-table rows of a :func:`run` result."""
+    """The summary-table rows of a :func:`run` result (of the parts it holds)."""
     rows = []
-    for m in result["mixing"]:
+    for m in result.get("mixing", []):
         slow = "(slow)" in m["chain"]
         note = f"t_mix={m['t_mix_squaring']}, {m['states']} states"
         if m["stepping_extrapolated"]:
@@ -284,76 +341,96 @@ def summary_rows(result: dict) -> list[dict]:
             f">= {SLOW_SPEEDUP_TARGET:g}x" if slow else "",
             bool(m["speedup"] >= SLOW_SPEEDUP_TARGET) if slow else None, note,
         ))
-    by_beta: dict[float, dict[str, dict]] = {}
-    for s in result["stationary"]:
-        by_beta.setdefault(s["beta"], {})[s["method"]] = s
-    for beta, methods in by_beta.items():
-        for method, s in methods.items():
-            other = methods.get("sparse" if method == "gth" else "gth")
-            if "error" in s:
-                note = "failed: " + s["error"][:80]
-            else:
-                note = (f"resid {s['residual_l1']:.1e}, max rel err "
-                        f"{s['max_relative_error']:.1e}, min pi {s['min_pi']:.1e}")
-            base = None if other is None else other["seconds"]
-            rows.append(row(
-                f"stationary {method} 2^{int(np.log2(s['states']))} states beta={beta}",
-                s["seconds"], "s", base, None if base is None else base / s["seconds"],
-                f"< {STATIONARY_SECONDS_TARGET:g} s",
-                bool("error" not in s and s["seconds"] < STATIONARY_SECONDS_TARGET), note,
-            ))
-    big = result["largest"]
-    for r in big["runs"]:
-        if "error" in r:
-            rows.append(row(f"full analysis 2^{r['sites']} states", float("nan"), "s",
-                            note="refused: " + r["error"][:80]))
+    gth_seconds = {s["beta"]: s["seconds"] for s in result.get("stationary", [])
+                   if s["method"] == "gth" and "error" not in s}
+    for s in result.get("stationary", []):
+        if "error" in s:
+            note = "failed: " + s["error"][:80]
         else:
-            rows.append(row(
-                f"full analysis 2^{r['sites']} states", r["seconds"], "s",
-                target=f"<= {big['budget_seconds']:g} s",
-                met=bool(r["seconds"] <= big["budget_seconds"]),
-                note=f"t_mix={r['t_mix']}, pi by {r['stationary_method']}",
-            ))
-    lump = result["lumped_large"]
-    rows.append(row(
-        f"lumped Curie-Weiss t_mix, n={lump['n']} ({lump['levels']} levels)", lump["seconds"],
-        "s", note=f"t_mix={lump['t_mix']}",
-    ))
+            note = (f"resid {s['residual_l1']:.1e}, max rel err "
+                    f"{s['max_relative_error']:.1e}, min pi {s['min_pi']:.1e}")
+        base = gth_seconds.get(s["beta"]) if s["method"] != "gth" else None
+        rows.append(row(
+            f"stationary {s['method']} {s['states']} states beta={s['beta']}", s["seconds"], "s",
+            base, None if base is None else base / s["seconds"],
+            f"< {STATIONARY_SECONDS_TARGET:g} s",
+            bool("error" not in s and s["seconds"] < STATIONARY_SECONDS_TARGET),
+            ("baseline = GTH; " if base is not None else "") + note,
+        ))
+    if "largest" in result:
+        big = result["largest"]
+        for r in big["runs"]:
+            if "error" in r:
+                rows.append(row(f"full analysis {r['states']} states", float("nan"), "s",
+                                note="refused: " + r["error"][:80]))
+            else:
+                rows.append(row(
+                    f"full analysis {r['states']} states", r["seconds"], "s",
+                    target=f"<= {big['budget_seconds']:g} s",
+                    met=bool(r["seconds"] <= big["budget_seconds"]),
+                    note=f"t_mix={r['t_mix']}, pi by {r['stationary_method']}",
+                ))
+    if "lumped_large" in result:
+        lump = result["lumped_large"]
+        rows.append(row(
+            f"lumped Curie-Weiss t_mix, n={lump['n']} ({lump['levels']} levels)",
+            lump["seconds"], "s", note=f"t_mix={lump['t_mix']}",
+        ))
+    for r in result.get("torch_mixing", []):
+        base = r.get("seconds_numpy")
+        torch_s = r.get("seconds_torch", float("nan"))
+        notes = [f"t_mix={r['t_mix']}"] if "t_mix" in r else []
+        notes += ["baseline = numpy backend"] if base is not None else []
+        notes += [r[k][:80] for k in ("error_torch", "error_numpy") if k in r]
+        rows.append(row(
+            f"t_mix torch backend, {r['states']} states", torch_s, "s", base,
+            None if base is None or "seconds_torch" not in r else base / torch_s,
+            note=", ".join(notes),
+        ))
     return rows
 
 
-def run(
-    mixing: dict | None = None,
-    stationary: dict | None = None,
-    largest: dict | None = None,
-    lumped: dict | None = None,
-) -> dict:
-    """All three measurements; each argument overrides the keyword arguments of its part
-    (:func:`mixing_benchmark`, :func:`stationary_benchmark`, :func:`largest_chain_benchmark`,
-    :func:`lumped_large`). Returns the results with their summary ``rows``."""
-    result = {
-        "mixing": mixing_benchmark(**(mixing or {})),
-        "stationary": stationary_benchmark(**(stationary or {})),
-        "largest": largest_chain_benchmark(**(largest or {})),
-        "lumped_large": lumped_large(**(lumped or {})),
-    }
+#: The parts :func:`run` can run, and those it runs by default (on a CPU machine).
+PARTS = {
+    "mixing": mixing_benchmark,
+    "stationary": stationary_benchmark,
+    "largest": largest_chain_benchmark,
+    "lumped_large": lumped_large,
+    "torch_mixing": torch_mixing_benchmark,
+}
+DEFAULT_PARTS = ("mixing", "stationary", "largest", "lumped_large")
+
+
+def run(parts: Sequence[str] = DEFAULT_PARTS, **options: dict) -> dict:
+    """Run ``parts`` of :data:`PARTS`; ``options[part]`` holds keyword arguments of that part's
+    function. Returns the results with their summary ``rows``."""
+    result: dict[str, Any] = {part: PARTS[part](**options.get(part, {})) for part in parts}
     result["rows"] = summary_rows(result)
     return result
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--parts", nargs="+", default=list(DEFAULT_PARTS), choices=list(PARTS))
     parser.add_argument("--budget", type=float, default=60.0,
                         help="time budget of the largest-chain sweep (s)")
     parser.add_argument("--gth-betas", type=float, nargs="*", default=[0.25, 4.0],
                         help="temperatures at which GTH runs at 2^12 states (~1 min each)")
+    parser.add_argument("--torch-sizes", type=int, nargs="+", default=[12, 14, 16],
+                        help="cycle lengths n (2^n states) of the torch-backend part")
+    parser.add_argument("--device", default=None, help="torch device of the torch-backend part")
+    parser.add_argument("--json", help="also write the results to this JSON file")
     args = parser.parse_args(argv)
     print(machine_info())
     result = run(
+        args.parts,
         stationary={"gth_betas": tuple(args.gth_betas)},
         largest={"budget_seconds": args.budget},
+        torch_mixing={"sizes": tuple(args.torch_sizes), "device": args.device},
     )
     print_rows(result["rows"])
+    if args.json:
+        write_json_atomic(args.json, result)
     return 0
 
 

@@ -76,11 +76,14 @@ def markdown_report(results: dict) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("names", nargs="*", default=list(BENCHMARKS), choices=list(BENCHMARKS),
-                        help="benchmarks to run (default: all)")
+    parser.add_argument("names", nargs="*",
+                        help=f"benchmarks to run, of {', '.join(BENCHMARKS)} (default: all)")
     parser.add_argument("--out", default=str(HERE), help="folder for results.json/results.md")
     args = parser.parse_args(argv)
-    results = run_benchmarks(args.names)
+    unknown = [name for name in args.names if name not in BENCHMARKS]
+    if unknown:
+        parser.error(f"unknown benchmarks {unknown}; choose from {', '.join(BENCHMARKS)}")
+    results = run_benchmarks(args.names or list(BENCHMARKS))
     out = Path(args.out)
     write_json_atomic(out / "results.json", results)
     write_atomic(out / "results.md", markdown_report(results))

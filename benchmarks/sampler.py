@@ -34,7 +34,7 @@ import torch
 from benchmarks.flops import masked_lm_flops, parameter_estimate
 from benchmarks.measure import clock, machine_info, matmul_flops
 from benchmarks.random_models import BERT_BASE, random_bert
-from benchmarks.report import print_rows, row
+from benchmarks.report import print_rows, row, write_json_atomic
 from glauber.estimators import glauber_chains
 from glauber.mlm_backend import HFMaskedLM, antibody_states, load_antiberty
 
@@ -221,6 +221,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--baseline-chains", type=int, default=8)
     parser.add_argument("--baseline-steps", type=int, default=3)
     parser.add_argument("--head-batch", type=int, default=64)
+    parser.add_argument("--json", help="also write the results to this JSON file")
     args = parser.parse_args(argv)
     if len(args.steps) != len(args.batch_sizes):
         parser.error("give one --steps value per --batch-sizes value")
@@ -230,6 +231,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"model FLOPs per query: {result['flops_per_query']:.4g} (exact); "
           f"2N estimate {result['flops_per_query_2N_estimate']:.4g}")
     print_rows(result["rows"])
+    if args.json:
+        write_json_atomic(args.json, result)
     return 0
 
 

@@ -29,7 +29,8 @@ from glauber.toy_models.specs import TOY_FAMILIES, parse_toy_spec
 
 #: Sequence length of an MLM when none is asked for (keeps the default certify run short).
 DEFAULT_MLM_LENGTH = 20
-#: Prefix of Hugging Face hub names (see :func:`glauber.mlm_backend.load_model`).
+#: Prefix of Hugging Face hub names: ``glauber.mlm_backend.registry.HUB_PREFIX``, repeated here
+#: because importing the backend imports torch, which toy models never need.
 HUB_PREFIX = "hf:"
 
 

@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+import networkx as nx
 import numpy as np
 import pytest
 
@@ -62,7 +63,7 @@ def test_exact_chain_benchmark_smoke():
         assert m["agree"] is True and m["t_mix_squaring"] == m["t_mix_stepping"] >= 1
         assert m["seconds_squaring"] > 0 and m["seconds_stepping"] > 0 and m["speedup"] > 0
     assert [(s["beta"], s["method"]) for s in res["stationary"]] == [
-        (0.5, "sparse"), (3.0, "sparse"), (3.0, "gth")
+        (0.5, "sparse"), (0.5, "iterative"), (3.0, "sparse"), (3.0, "iterative"), (3.0, "gth")
     ]
     for s in res["stationary"]:
         assert s["seconds"] > 0 and s["states"] == 16
@@ -78,6 +79,18 @@ def test_exact_chain_benchmark_smoke():
 def test_largest_chain_records_a_refused_size():
     res = exact_chain.largest_chain_benchmark(sizes=(3, 13), budget_seconds=30.0)
     assert "error" in res["runs"][-1] and res["largest_states_within_budget"] == 8
+
+
+def test_torch_backend_part_agrees_with_numpy():
+    res = exact_chain.torch_mixing_benchmark(sizes=(3, 4), beta=1.0, device="cpu",
+                                             numpy_baseline_sites=4)
+    assert [r["states"] for r in res] == [8, 16]
+    for r in res:
+        chain = exact_chain.ising_chain(nx.cycle_graph(r["sites"]), 1.0)
+        assert r["t_mix"] == chain.mixing_time(0.25) and r["seconds_torch"] > 0
+        assert r["stationary_max_relative_error"] < 1e-12
+    assert res[1]["seconds_numpy"] > 0 and "seconds_numpy" not in res[0]
+    _check_rows(exact_chain.summary_rows({"torch_mixing": res}))
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +160,9 @@ def test_run_all_writes_both_files_atomically(tmp_path, monkeypatch):
 
     monkeypatch.setattr(run_all, "BENCHMARKS", {"toy": (lambda: toy, "toy"),
                                                  "bad": (failing, "bad")})
-    assert run_all.main(["toy", "bad", "--out", str(tmp_path)]) == 1
+    with pytest.raises(SystemExit):
+        run_all.main(["nope", "--out", str(tmp_path)])
+    assert run_all.main(["--out", str(tmp_path)]) == 1  # default: every benchmark
     data = json.loads((tmp_path / "results.json").read_text())
     assert data["benchmarks"]["bad"]["error"] == "RuntimeError: boom"
     assert data["rows"][0]["ratio"] == 2.0

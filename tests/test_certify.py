@@ -314,10 +314,12 @@ def test_progress_callback_and_bar():
 
 
 def test_default_states_method_and_random_states():
-    model = IsingModel(nx.cycle_graph(4))
-    assert len(certify(model, 1.0, **SMALL).states) == 4  # random states with the seed
-    model.default_states = lambda: np.array([[1, 1, 1, 1], [0, 0, 0, 0], [1, 0, 1, 0]])
-    assert certify(model, 1.0, **SMALL).states == ((1, 1, 1, 1), (0, 0, 0, 0), (1, 0, 1, 0))
+    model = IsingModel(nx.cycle_graph(8))
+    drawn = [certify(model, 1.0, seed=s, **SMALL).states for s in (0, 0, 1)]
+    assert len(drawn[0]) == 4 and drawn[0] == drawn[1] != drawn[2]  # random, from the seed
+    model.default_states = lambda: np.array([[1] * 8, [0] * 8, [1] * 8, [1, 0] * 4])
+    # Repeated states are examined once, in order of first appearance.
+    assert certify(model, 1.0, **SMALL).states == ((1,) * 8, (0,) * 8, (1, 0) * 4)
 
 
 # ------------------------------------------------------------------------------ bad input

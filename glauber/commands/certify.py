@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import inspect
 import math
 import os
 import sys
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
 
 from glauber.errors import (
     ConvergenceError,
@@ -43,6 +45,8 @@ from glauber.theory.validation import (
 
 #: Largest toy state space for which exact values are computed (dense matrix powers).
 EXACT_MAX_STATES = 1024
+#: The defaults of :func:`certify`, shared by the options below.
+DEFAULTS = {name: p.default for name, p in inspect.signature(certify).parameters.items()}
 _WIDTH = 34
 
 
@@ -74,17 +78,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     parser.add_argument("--json", metavar="FILE", help="also write the certificate as JSON")
     parser.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:1, ...")
-    parser.add_argument("--rectangles", type=int, default=100,
-                        help="rectangles of the incompatibility test (default 100)")
-    parser.add_argument("--contexts", type=int, default=2,
-                        help="contexts of the sampled influence matrix (default 2)")
-    parser.add_argument("--budget", type=int, default=100,
-                        help="step budget of the coupled pairs (default 100)")
-    parser.add_argument("--pairs", type=int, default=2, help="coupled pairs (default 2)")
-    parser.add_argument("--eps", type=float, default=0.25,
-                        help="target distance of the mixing-time certificates (default 0.25)")
-    parser.add_argument("--batch-size", type=int, default=128,
-                        help="most conditionals per model call (default 128)")
+    parser.add_argument("--rectangles", type=int, default=DEFAULTS["n_rectangles"],
+                        help="rectangles of the incompatibility test (default %(default)s)")
+    parser.add_argument("--contexts", type=int, default=DEFAULTS["n_contexts"],
+                        help="contexts of the sampled influence matrix (default %(default)s)")
+    parser.add_argument("--budget", type=int, default=DEFAULTS["budget"],
+                        help="step budget of the coupled pairs (default %(default)s; the paper "
+                        "uses 10,000)")
+    parser.add_argument("--pairs", type=int, default=DEFAULTS["n_pairs"],
+                        help="coupled pairs (default %(default)s)")
+    parser.add_argument("--eps", type=float, default=DEFAULTS["eps"],
+                        help="target distance of the mixing-time certificates (default "
+                        "%(default)s)")
+    parser.add_argument("--batch-size", type=int, default=DEFAULTS["batch_size"],
+                        help="most conditionals per model call (default %(default)s)")
     parser.set_defaults(func=run)
 
 
@@ -94,10 +101,8 @@ def run(args: argparse.Namespace) -> int:
     eps = check_eps(args.eps)
     seed = check_nonnegative_int(args.seed, "--seed")
     sizes = {
-        name: check_positive_int(getattr(args, attr), f"--{name}")
-        for name, attr in (("rectangles", "rectangles"), ("contexts", "contexts"),
-                           ("budget", "budget"), ("pairs", "pairs"),
-                           ("batch-size", "batch_size"))
+        flag: check_positive_int(getattr(args, flag.replace("-", "_")), f"--{flag}")
+        for flag in ("rectangles", "contexts", "budget", "pairs", "batch-size")
     }
     if args.length is not None:
         check_positive_int(args.length, "--length")
@@ -110,8 +115,6 @@ def run(args: argparse.Namespace) -> int:
     model = resolve_model(args.model, args.length, args.device)
     states = read_states(args.states, model) if args.states else default_states(model)
     load = time.perf_counter() - start
-    from tqdm import tqdm
-
     with tqdm(file=sys.stderr, unit="row", desc="certify", leave=False) as bar:
         cert = certify(
             model, tau, states, seed=seed, n_rectangles=sizes["rectangles"],
@@ -274,11 +277,11 @@ def _influence_section(cert: Certificate) -> list[str]:
     r, e = cert.influence, cert.exact
     c, x = r.contraction, (e.contraction if e is not None else None)
     kind = "exact" if r.exhaustive else "sampled (LOWER bound)"
-    out = [f"  {'':<{_WIDTH}} {kind:<22}" + ("exact chain" if e is not None else "")]
+    out = [(f"  {'':<{_WIDTH}} {kind:<22}" + ("exact chain" if e is not None else "")).rstrip()]
 
     def pair(label: str, name: str) -> str:
-        est = _num(getattr(c, name))
-        return f"  {label:<{_WIDTH}} {est:<22}" + (_num(getattr(x, name)) if x is not None else "")
+        line = f"  {label:<{_WIDTH}} {_num(getattr(c, name)):<22}"
+        return (line + (_num(getattr(x, name)) if x is not None else "")).rstrip()
 
     out += [
         pair("alpha_row (paper's alpha)", "alpha_row"),

@@ -64,3 +64,5 @@ __all__ = [
     "sample_categorical",
     "to_numpy",
 ]
+from glauber.estimators.certify import Certificate, certify  # noqa: E402  (after its parts)
+__all__ += ["Certificate", "certify"]

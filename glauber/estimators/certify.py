@@ -57,8 +57,6 @@ from glauber.theory.validation import (
 DEFAULT_RANDOM_STATES = 4
 #: Stages of :func:`certify`, in order (the names given to ``progress``).
 STAGES = ("rectangles", "influence", "margins", "drift", "coupling")
-#: ``progress(stage, rows_done, rows_total)``: rows are conditionals asked of the model.
-ProgressCallback = Callable[[str, int, int], None]
 
 Matrix = tuple[tuple[float, ...], ...]
 
@@ -411,8 +409,8 @@ def certify(
     n_rectangles: int = 100,
     n_contexts: int = 2,
     n_replacements: int = 1,
-    n_pairs: int = 2,
-    budget: int = 100,
+    n_pairs: int = 4,
+    budget: int = 50,
     horizon: int = 10_000,
     eps: float = 0.25,
     basin: Basin | None = None,
@@ -427,7 +425,7 @@ def certify(
 
     1. rectangles: :func:`rectangle_test` on ``n_rectangles`` rectangles from ``states`` with the
        model's top-50 replacements (Proposition 4; the paper uses 300).
-    2. influence: :func:`influence` on the first ``n_contexts`` distinct states with
+    2. influence: :func:`influence` on the first ``n_contexts`` states with
        ``n_replacements`` replacements per site, or on every pair of states (``exhaustive``);
        corrected Theorem 5 (row, column, spectral, matrix-power certificates, the best one),
        Lemma 6 / tanh / Corollary 7 from the oscillations.
@@ -447,9 +445,10 @@ def certify(
     tau : float
         Temperature, finite and > 0.
     states : array of int, shape (S, n), optional
-        States to examine (vocabulary indices). Default: ``model.default_states()`` when the
-        model has that method, else ``DEFAULT_RANDOM_STATES`` uniform random states drawn with
-        ``seed`` (for MLMs pass natural sequences, e.g. ``glauber.models.default_states``).
+        States to examine (vocabulary indices; repeated states are examined once). Default:
+        ``model.default_states()`` when the model has that method, else
+        ``DEFAULT_RANDOM_STATES`` uniform random states drawn with ``seed`` (for MLMs pass
+        natural sequences, e.g. ``glauber.models.default_states(model)``).
     seed : int
         Seed of every random choice (same seed, same certificate except for timings).
     n_rectangles, n_contexts, n_replacements, n_pairs, budget, horizon : int
@@ -521,7 +520,7 @@ def certify(
             f"max_exhaustive_states = {max_exhaustive_states}; sample instead (exhaustive=None "
             "or False) or raise the limit"
         )
-    rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(6)]
+    rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(5)]
     xs = _initial_states(model, states, rngs[0])
     tracker = _Tracker(progress)
     counted = _CountingModel(model, tracker.add)
@@ -533,7 +532,7 @@ def certify(
         budget=counts["budget"], horizon=counts["horizon"], batch_size=counts["batch_size"],
         exhaustive=bool(exhaustive),
     )
-    contexts = _distinct(xs)[: settings.n_contexts]
+    contexts = xs[: settings.n_contexts]
     tracker.plan(_planned_rows(model, xs, contexts, settings, basin is not None))
     started = time.perf_counter()
     seconds: dict[str, float] = {}
@@ -1118,7 +1117,7 @@ def _initial_states(model: ConditionalModel, states: Any, rng: np.random.Generat
     xs = host_states(model, states)
     if xs.shape[0] == 0:
         raise InvalidParameterError("states is empty; pass at least one state [1, n]")
-    return xs
+    return _distinct(xs)
 
 
 def _answers_on_host(model: ConditionalModel, xs: np.ndarray) -> bool:
@@ -1221,7 +1220,6 @@ __all__ = [
     "IncompatibilitySummary",
     "InfluenceSummary",
     "MarginsSummary",
-    "ProgressCallback",
     "RectangleRecord",
     "STAGES",
     "Settings",

@@ -20,7 +20,7 @@ from glauber.errors import FrozenSitesError, InvalidParameterError, NonFiniteSco
 from glauber.estimators.arrays import is_torch, jsonable, like, namespace, to_numpy
 from glauber.estimators.conditionals import host_states, iter_log_conditionals, log_conditionals
 from glauber.estimators.protocol import ConditionalModel
-from glauber.theory.validation import check_positive_int, check_tau
+from glauber.theory.validation import check_nonnegative_int, check_positive_int, check_tau
 
 SeedLike = int | np.random.Generator | None
 
@@ -297,8 +297,7 @@ def glauber_chains(
     ((4, 3), [0, 10])
     """
     tau = check_tau(tau)
-    if isinstance(n_steps, bool) or not isinstance(n_steps, (int, np.integer)) or n_steps < 0:
-        raise InvalidParameterError(f"n_steps must be an integer >= 0, got {n_steps!r}")
+    n_steps = check_nonnegative_int(n_steps, "n_steps")
     batch_size = check_positive_int(batch_size, "batch_size")
     if record_every is not None:
         record_every = check_positive_int(record_every, "record_every")
@@ -317,7 +316,7 @@ def glauber_chains(
     guard = FiniteGuard(model)
     snapshots = [copy_states(states)]
     steps = [0]
-    for t in range(1, int(n_steps) + 1):
+    for t in range(1, n_steps + 1):
         sites = random_sites(states, free_arr, x0.shape[0], gen)
         lp = step_log_conditionals(model, states, sites, tau, batch_size, check_finite=False)
         guard.update(lp)
@@ -334,7 +333,7 @@ def glauber_chains(
         trajectory=trajectory,
         recorded_steps=np.asarray(steps, dtype=np.int64),
         tau=tau,
-        n_steps=int(n_steps),
+        n_steps=n_steps,
         frozen=frozen_sites,
         seed=int(seed) if isinstance(seed, (int, np.integer)) else None,
     )

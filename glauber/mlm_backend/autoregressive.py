@@ -24,17 +24,13 @@ from glauber.errors import (
     UnknownModelError,
     VocabularyError,
 )
-from glauber.mlm_backend.device import (
-    activation_bytes_per_token,
-    check_budget,
-    resolve_device,
-    resolve_dtype,
-    token_budget,
-)
+from glauber.mlm_backend.device import check_budget, resolve_device, resolve_dtype
+from glauber.mlm_backend.sequence_model import TokenSequenceModel
 from glauber.mlm_backend.vocabulary import TokenVocabulary, tokenizer_vocabulary
+from glauber.theory.validation import check_positive_int
 
 
-class CausalLMControl:
+class CausalLMControl(TokenSequenceModel):
     """Conditionals of a causal LM's joint, as a ConditionalModel (rectangle delta 0).
 
     Parameters
@@ -139,41 +135,12 @@ class CausalLMControl:
         self._rows: int | None = None
         self.n = self._checked_length(n)
 
-    @property
-    def q(self) -> int:
-        """Size of the resampling vocabulary."""
-        return self.vocabulary.q
-
-    @property
-    def vocab(self) -> tuple[int, ...]:
-        """Token ids a chain may take."""
-        return self.vocabulary.token_ids
-
-    @property
-    def labels(self) -> tuple[str, ...]:
-        """Printable label of each vocabulary entry."""
-        return self.vocabulary.labels
-
     def with_length(self, n: int) -> "CausalLMControl":
         """A copy over sequences of length ``n`` (the weights are shared)."""
         other = copy.copy(self)
         other.n = self._checked_length(n)
         other._rows = None
         return other
-
-    def encode(self, text: str | Sequence[str]) -> torch.Tensor:
-        """State indices (1-D ``torch.long``) of a text or token list.
-
-        Raises
-        ------
-        VocabularyError
-            If a token lies outside the resampling vocabulary.
-        """
-        return self.vocabulary.encode(text, device=self.device)
-
-    def decode(self, states: Any) -> str | list[str]:
-        """Text of a state ``[n]`` or of a batch ``[B, n]``."""
-        return self.vocabulary.decode(states)
 
     @torch.inference_mode()
     def log_joint(self, states: Any) -> torch.Tensor:
@@ -203,13 +170,7 @@ class CausalLMControl:
         """
         states = self._checked_states(states)
         batch = states.shape[0]
-        sites = torch.as_tensor(sites, device=self.device).long()
-        if sites.ndim == 0:
-            sites = sites.expand(batch)
-        if tuple(sites.shape) != (batch,):
-            raise InvalidParameterError(
-                f"sites must have shape ({batch},), got {tuple(sites.shape)}"
-            )
+        sites = self._checked_sites(sites, batch)
         if self.check_inputs and bool(((sites < 0) | (sites >= self.n)).any()):
             raise VocabularyError(f"sites must lie in 0..{self.n - 1}")
         ids = self.vocabulary.lookup[states]
@@ -234,20 +195,17 @@ class CausalLMControl:
 
     def _rows_per_forward(self) -> int:
         if self._rows is None:
-            width = int(self.model.config.vocab_size)
-            per_token = activation_bytes_per_token(self.model.config, self.n, self.dtype, 2 * width)
-            self._rows = max(1, token_budget(self.device, per_token, *self._budget) // self.n)
+            self._rows = self._rows_for(self.n, 2 * int(self.model.config.vocab_size))
         return self._rows
 
     def _checked_length(self, n: Any) -> int:
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise InvalidParameterError(f"sequence length n must be an integer >= 1, got {n!r}")
+        n = check_positive_int(n, "sequence length n")
         if self.max_sites is not None and n > self.max_sites:
             raise SequenceLengthError(
                 f"n = {n} exceeds the {self.max_sites} positions of {self.name} "
                 "(BOS + n - 1 inputs); use a shorter sequence"
             )
-        return int(n)
+        return n
 
     def _checked_states(self, states: Any) -> torch.Tensor:
         states = torch.as_tensor(states, device=self.device).long()

@@ -15,7 +15,6 @@ import copy
 import os
 from typing import Any, Sequence
 
-import numpy as np
 import torch
 
 from glauber.errors import (
@@ -24,15 +23,11 @@ from glauber.errors import (
     UnknownModelError,
     VocabularyError,
 )
-from glauber.mlm_backend.device import (
-    activation_bytes_per_token,
-    check_budget,
-    resolve_device,
-    resolve_dtype,
-    token_budget,
-)
+from glauber.mlm_backend.device import check_budget, resolve_device, resolve_dtype
 from glauber.mlm_backend.heads import split_masked_lm
+from glauber.mlm_backend.sequence_model import TokenSequenceModel
 from glauber.mlm_backend.vocabulary import TokenVocabulary, tokenizer_vocabulary
+from glauber.theory.validation import check_positive_int
 
 #: Model types whose learned positions start at ``pad_token_id + 1`` (RoBERTa's convention).
 PADDING_OFFSET_MODEL_TYPES = frozenset(
@@ -42,7 +37,7 @@ PADDING_OFFSET_MODEL_TYPES = frozenset(
 _HEADS = ("auto", "masked", "full")
 
 
-class HFMaskedLM:
+class HFMaskedLM(TokenSequenceModel):
     """A Hugging Face masked LM as a ConditionalModel over fixed-length sequences.
 
     Parameters
@@ -174,22 +169,6 @@ class HFMaskedLM:
         if n is not None:
             self.n = self._checked_length(n)
 
-    # ----------------------------------------------------------------- protocol attributes
-    @property
-    def q(self) -> int:
-        """Size of the resampling vocabulary."""
-        return self.vocabulary.q
-
-    @property
-    def vocab(self) -> tuple[int, ...]:
-        """Token ids a chain may take (state value ``k`` means ``vocab[k]``)."""
-        return self.vocabulary.token_ids
-
-    @property
-    def labels(self) -> tuple[str, ...]:
-        """The token string of each vocabulary entry."""
-        return self.vocabulary.labels
-
     def with_length(self, n: int) -> "HFMaskedLM":
         """A copy resampling sequences of length ``n`` (the weights are shared, not copied).
 
@@ -215,13 +194,9 @@ class HFMaskedLM:
         SequenceLengthError
             If the sequence is longer than :attr:`max_sites`.
         """
-        states = self.vocabulary.encode(text, device=self.device)
+        states = super().encode(text)
         self._check_width(int(states.shape[0]))
         return states
-
-    def decode(self, states: Any) -> str | list[str]:
-        """Text of a state ``[n]`` (a string) or a batch ``[B, n]`` (a list of strings)."""
-        return self.vocabulary.decode(states)
 
     # ------------------------------------------------------------------------- scoring
     @torch.inference_mode()
@@ -293,16 +268,13 @@ class HFMaskedLM:
     def _rows_per_forward(self, length: int) -> int:
         if length not in self._rows_cache:
             width = 0 if self._parts is not None else int(self.model.config.vocab_size)
-            per_token = activation_bytes_per_token(self.model.config, length, self.dtype, width)
-            tokens = token_budget(self.device, per_token, *self._budget)
-            self._rows_cache[length] = max(1, tokens // length)
+            self._rows_cache[length] = self._rows_for(length, width)
         return self._rows_cache[length]
 
     def _checked_length(self, n: Any) -> int:
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise InvalidParameterError(f"sequence length n must be an integer >= 1, got {n!r}")
-        self._check_width(int(n))
-        return int(n)
+        n = check_positive_int(n, "sequence length n")
+        self._check_width(n)
+        return n
 
     def _check_width(self, width: int) -> None:
         if self.max_sites is not None and width > self.max_sites:
@@ -327,13 +299,7 @@ class HFMaskedLM:
                 "use model.with_length(n) or pad/truncate the states"
             )
         self._check_width(width)
-        sites = torch.as_tensor(sites, device=self.device).long()
-        if sites.ndim == 0:
-            sites = sites.expand(batch)
-        if tuple(sites.shape) != (batch,):
-            raise InvalidParameterError(
-                f"sites must be one site per state, shape ({batch},), got {tuple(sites.shape)}"
-            )
+        sites = self._checked_sites(sites, batch)
         if not self.check_inputs:
             return states, sites
         bad = torch.stack(

@@ -35,6 +35,11 @@ def _exp(x: float) -> float:
         return math.inf
 
 
+def _check_margin_args(q: int, delta_star: float, tau: float) -> tuple[int, float, float]:
+    """Checked ``(q, delta_star, tau)`` of the Theorem 8 bounds (Assumption 1's margin)."""
+    return check_vocab_size(q), check_positive_float(delta_star, "delta_star"), check_tau(tau)
+
+
 def theorem8_escape_bound(q: int, delta_star: float, tau: float) -> float:
     """Theorem 8 as printed: ``P_tau(x, B^c) <= |V| e^{-Delta_star/tau}``, and so is ``Phi(B)``.
 
@@ -67,9 +72,7 @@ def theorem8_escape_bound(q: int, delta_star: float, tau: float) -> float:
     >>> round(theorem8_escape_bound(2, 1.0, 1.0), 6)
     0.735759
     """
-    q = check_vocab_size(q)
-    delta_star = check_positive_float(delta_star, "delta_star")
-    tau = check_tau(tau)
+    q, delta_star, tau = _check_margin_args(q, delta_star, tau)
     return q * math.exp(-delta_star / tau)
 
 
@@ -116,9 +119,7 @@ def sharper_escape_bound(n: int, k: int, q: int, delta_star: float, tau: float) 
     k = check_nonnegative_int(k, "k (number of exit-causing sites)")
     if k > n:
         raise InvalidParameterError(f"k (exit-causing sites) must be <= n = {n}, got {k}")
-    q = check_vocab_size(q)
-    delta_star = check_positive_float(delta_star, "delta_star")
-    tau = check_tau(tau)
+    q, delta_star, tau = _check_margin_args(q, delta_star, tau)
     return (k / n) * (q - 1) * math.exp(-delta_star / tau)
 
 
@@ -155,9 +156,7 @@ def theorem8_tmix_lower_bound(q: int, delta_star: float, tau: float) -> float:
     >>> round(theorem8_tmix_lower_bound(2, 1.0, 1.0), 6)
     0.339785
     """
-    q = check_vocab_size(q)
-    delta_star = check_positive_float(delta_star, "delta_star")
-    tau = check_tau(tau)
+    q, delta_star, tau = _check_margin_args(q, delta_star, tau)
     return _exp(delta_star / tau) / (4.0 * q)
 
 

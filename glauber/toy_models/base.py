@@ -18,6 +18,7 @@ from glauber.errors import (
     SequenceLengthError,
     VocabularyError,
 )
+from glauber.theory.validation import check_positive_int, check_vocab_size
 
 
 class ToyModel:
@@ -45,15 +46,8 @@ class ToyModel:
     def __init__(
         self, n: int, q: int, name: str | None = None, labels: Sequence[str] | None = None
     ) -> None:
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-            raise InvalidParameterError(f"number of sites n must be an integer >= 1, got {n!r}")
-        if isinstance(q, bool) or not isinstance(q, (int, np.integer)) or q < 2:
-            raise VocabularyError(
-                f"vocabulary size q must be an integer >= 2, got {q!r}; a chain on one token "
-                "never moves"
-            )
-        self.n = int(n)
-        self.q = int(q)
+        self.n = check_positive_int(n, "number of sites n")
+        self.q = check_vocab_size(q)
         self.vocab = tuple(range(self.q))
         self.name = name or type(self).__name__
         self.labels = tuple(labels) if labels is not None else tuple(str(a) for a in range(self.q))

@@ -9,17 +9,16 @@ where ``2**n`` states are out of reach.
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import eigvalsh_tridiagonal
 from scipy.special import expit, gammaln, logsumexp
 
-from glauber.errors import ConvergenceError, InvalidParameterError
+from glauber.errors import ConvergenceError
 from glauber.theory.validation import (
     check_eps,
     check_finite_float,
+    check_nonnegative_int,
     check_positive_int,
     check_tau,
 )
@@ -222,9 +221,8 @@ class CurieWeissLumpedChain:
         InvalidParameterError
             If ``t`` is not an integer >= 0.
         """
-        if isinstance(t, bool) or not isinstance(t, numbers.Integral) or t < 0:
-            raise InvalidParameterError(f"t must be an integer >= 0, got {t!r}")
-        return self._row_tv(self._power(int(t)), self.stationary())
+        t = check_nonnegative_int(t, "t")
+        return self._row_tv(self._power(t), self.stationary())
 
     def distance(self, t: int) -> float:
         """Worst start over levels: ``max_k ||P^t(k, .) - pi||_TV``, a lower bound on the full

@@ -26,7 +26,7 @@ import scipy.sparse as sp
 
 from glauber.errors import ConvergenceError, DeviceUnavailableError, InvalidParameterError
 from glauber.errors import StateSpaceTooLargeError
-from glauber.theory.validation import check_eps
+from glauber.theory.validation import check_eps, check_nonnegative_int
 
 #: Largest chain handled by the dense algebra by default (a 4096 x 4096 float64 matrix is 128 MiB).
 MAX_DENSE_STATES = 4096
@@ -106,12 +106,6 @@ class _Dense:
         return self.identity() if result is None else result
 
 
-def _check_time(t: Any) -> int:
-    if isinstance(t, bool) or not isinstance(t, (int, np.integer)) or int(t) < 0:
-        raise InvalidParameterError(f"time t must be an integer >= 0, got {t!r}")
-    return int(t)
-
-
 def distance_curve(
     P: Any,
     pi: np.ndarray,
@@ -151,7 +145,7 @@ def distance_curve(
     DeviceUnavailableError
         If CUDA is requested but not available.
     """
-    times = [_check_time(t) for t in ts]
+    times = [check_nonnegative_int(t, "time t") for t in ts]
     algebra = _Dense(P, pi, backend, device, max_dense_states)
     cache = [algebra.P]
     return np.array([algebra.distance(algebra.power(t, cache)) for t in times], dtype=np.float64)

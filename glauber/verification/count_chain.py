@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike
 from scipy.special import expit, logsumexp
 
 from glauber.errors import InvalidParameterError
-from glauber.theory.validation import check_positive_int, check_tau
+from glauber.theory.validation import check_nonnegative_int, check_positive_int, check_tau
 from glauber.toy_models import mixing
 from glauber.toy_models.exact_basins import check_mask
 
@@ -172,12 +172,11 @@ def absorption_probability(P: sp.spmatrix, target: np.ndarray, horizon: int) -> 
         If ``target`` is malformed, empty or everything, or ``horizon`` is negative.
     """
     target = check_mask(target, P.shape[0])
-    if isinstance(horizon, bool) or not isinstance(horizon, (int, np.integer)) or horizon < 0:
-        raise InvalidParameterError(f"horizon must be an integer >= 0, got {horizon!r}")
+    horizon = check_nonnegative_int(horizon, "horizon")
     stopped = P.toarray()
     stopped[target] = 0.0
     stopped[target, np.flatnonzero(target)] = 1.0
-    power = np.linalg.matrix_power(stopped, int(horizon))
+    power = np.linalg.matrix_power(stopped, horizon)
     return np.clip(power[:, target].sum(axis=1), 0.0, 1.0)
 
 

@@ -26,28 +26,7 @@ from glauber.errors import (
 from glauber.toy_models.base import FunctionModel
 from glauber.toy_models.exact_chain import ExactChain
 
-SIZES = [(n, q) for n in range(1, 7) for q in (2, 3, 4) if q**n <= 64]
-
-
-def table_model(n: int, q: int, seed: int, scale: float) -> FunctionModel:
-    """A random model: an independent score vector for every site and context x_{-i}."""
-    table = scale * np.random.default_rng(seed).standard_normal((n, q**n, q))
-    weights = q ** np.arange(n - 1, -1, -1)
-
-    def scores(x: np.ndarray, i: int) -> np.ndarray:
-        return table[i, x @ weights]  # x[:, i] is masked to 0, so this indexes the context
-
-    return FunctionModel(n, q, scores, name="table")
-
-
-def ising_model(J: np.ndarray, h: np.ndarray) -> FunctionModel:
-    """Ising via FunctionModel: s_i(a) = spin(a) (h_i + sum_k J_ik spin(x_k)), zero-diagonal J."""
-
-    def scores(x: np.ndarray, i: int) -> np.ndarray:
-        f = h[i] + (2.0 * x - 1.0) @ J[i]
-        return np.stack([-f, f], axis=1)
-
-    return FunctionModel(len(h), 2, scores, name="ising")
+from ._support import SIZES, exact_stationary, ising_model, table_model
 
 
 def gibbs_log_pi(states: np.ndarray, J: np.ndarray, h: np.ndarray, tau: float) -> np.ndarray:
@@ -214,27 +193,13 @@ def fraction_kernel(n: int, q: int, w: np.ndarray) -> list[list[Fraction]]:
     return P
 
 
-def fraction_solve_pi(P: list[list[Fraction]]) -> list[Fraction]:
-    S = len(P)
-    A = [[P[c][r] - (1 if r == c else 0) for c in range(S)] + [Fraction(0)] for r in range(S)]
-    A[-1] = [Fraction(1)] * (S + 1)
-    for col in range(S):
-        piv = next(r for r in range(col, S) if A[r][col] != 0)
-        A[col], A[piv] = A[piv], A[col]
-        A[col] = [v / A[col][col] for v in A[col]]
-        for r in range(S):
-            if r != col and A[r][col] != 0:
-                A[r] = [a - A[r][col] * b for a, b in zip(A[r], A[col])]
-    return [A[r][S] for r in range(S)]
-
-
 @pytest.mark.parametrize(
     "n,q,seed", [(1, 2, 0), (2, 2, 1), (3, 2, 2), (2, 2, 3), (1, 3, 4), (3, 2, 5)]
 )
 def test_end_to_end_against_exact_rational_arithmetic(n: int, q: int, seed: int) -> None:
     model, w = rational_model(n, q, seed)
     Pq = fraction_kernel(n, q, w)
-    piq = fraction_solve_pi(Pq)
+    piq = exact_stationary(Pq)
     chain = ExactChain(model, 1.0)
     P_exact = np.array([[float(v) for v in row] for row in Pq])
     np.testing.assert_allclose(chain.transition_matrix().toarray(), P_exact, rtol=1e-14, atol=0)

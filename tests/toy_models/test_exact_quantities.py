@@ -20,27 +20,9 @@ from glauber.errors import BasinError, InvalidParameterError, StateSpaceTooLarge
 from glauber.toy_models.base import FunctionModel
 from glauber.toy_models.exact_basins import bottleneck, conductance, expected_hitting_times
 from glauber.toy_models.exact_chain import ExactChain
-from glauber.toy_models.exact_margins import basin_margins
 from glauber.toy_models.exact_spectral import absolute_spectral_gap, relaxation_time, spectral_gap
 
-SIZES = [(n, q) for n in range(1, 7) for q in (2, 3, 4) if q**n <= 64]
-
-
-def table_model(n: int, q: int, seed: int, scale: float) -> FunctionModel:
-    """A random model: an independent score vector for every site and context x_{-i}."""
-    table = scale * np.random.default_rng(seed).standard_normal((n, q**n, q))
-    weights = q ** np.arange(n - 1, -1, -1)
-    return FunctionModel(n, q, lambda x, i: table[i, x @ weights], name="table")
-
-
-def ising_model(J: np.ndarray, h: np.ndarray) -> FunctionModel:
-    """Ising via FunctionModel: s_i(a) = spin(a) (h_i + sum_k J_ik spin(x_k)), zero-diagonal J."""
-
-    def scores(x: np.ndarray, i: int) -> np.ndarray:
-        f = h[i] + (2.0 * x - 1.0) @ J[i]
-        return np.stack([-f, f], axis=1)
-
-    return FunctionModel(len(h), 2, scores, name="ising")
+from ._support import SIZES, ising_model, table_model
 
 
 def graph_couplings(n: int, edges: list[tuple[int, int]], J: float = 1.0) -> np.ndarray:

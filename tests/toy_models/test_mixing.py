@@ -28,6 +28,8 @@ from glauber.toy_models.exact_chain import ExactChain
 from glauber.toy_models.mixing import distance_curve, mixing_time, worst_start_distance
 from glauber.toy_models.stationary import gth_stationary
 
+from ._support import exact_stationary
+
 
 def rational_chain(seed: int, S: int) -> list[list[Fraction]]:
     rng = np.random.default_rng(seed)
@@ -51,29 +53,13 @@ def exact_distances(P: list[list[Fraction]], pi: list[Fraction], t_max: int) -> 
     return out
 
 
-def exact_pi(P: list[list[Fraction]]) -> list[Fraction]:
-    # The Markov chain tree theorem is overkill: power iteration is not exact, so solve the
-    # rational balance equations by Gauss–Jordan.
-    S = len(P)
-    A = [[P[c][r] - (1 if r == c else 0) for c in range(S)] + [Fraction(0)] for r in range(S)]
-    A[-1] = [Fraction(1)] * (S + 1)
-    for col in range(S):
-        piv = next(r for r in range(col, S) if A[r][col] != 0)
-        A[col], A[piv] = A[piv], A[col]
-        A[col] = [v / A[col][col] for v in A[col]]
-        for r in range(S):
-            if r != col and A[r][col] != 0:
-                A[r] = [a - A[r][col] * b for a, b in zip(A[r], A[col])]
-    return [A[r][S] for r in range(S)]
-
-
 @given(seed=st.integers(0, 2**32 - 1), S=st.integers(2, 6), eps=st.sampled_from([0.1, 0.25, 0.4]))
 @settings(max_examples=25, deadline=None)
 def test_distance_and_mixing_time_match_exact_rational_arithmetic(
     seed: int, S: int, eps: float
 ) -> None:
     Pq = rational_chain(seed, S)
-    piq = exact_pi(Pq)
+    piq = exact_stationary(Pq)
     d_exact = exact_distances(Pq, piq, 12)
     P = np.array([[float(v) for v in row] for row in Pq])
     pi = np.array([float(v) for v in piq])

@@ -54,6 +54,17 @@ def model_log_conditionals(model, states: np.ndarray, site: int, tau: float) -> 
     return log_softmax(scores / tau, axis=1)
 
 
+def assert_conditionals_are_gibbs(model, tau: float) -> None:
+    """Every site's conditional at ``tau`` equals the one of the Gibbs law ``exp(log_weight/tau)``."""
+    states = all_states(model.n, model.q)
+    log_w = model.log_weight(states) / tau
+    for i in range(model.n):
+        np.testing.assert_allclose(
+            model_log_conditionals(model, states, i, tau),
+            gibbs_log_conditionals(log_w, model.n, model.q, i), atol=1e-10,
+        )
+
+
 # ----------------------------------------------------------------------------- hand-computed
 
 
@@ -153,14 +164,7 @@ def test_ising_conditionals_are_gibbs(graph, data, tau):
     field = data.draw(st.lists(couplings, min_size=graph.number_of_nodes(),
                                max_size=graph.number_of_nodes()))
     model = IsingModel(graph, coupling=coupling, field=field)
-    n = model.n
-    states = all_states(n, 2)
-    log_w = model.log_weight(states) / tau
-    for i in range(n):
-        np.testing.assert_allclose(
-            model_log_conditionals(model, states, i, tau),
-            gibbs_log_conditionals(log_w, n, 2, i), atol=1e-10,
-        )
+    assert_conditionals_are_gibbs(model, tau)
 
 
 @SETTINGS
@@ -170,13 +174,7 @@ def test_potts_conditionals_are_gibbs(graph, q, data, tau):
     n = graph.number_of_nodes()
     field = np.array(data.draw(st.lists(couplings, min_size=n * q, max_size=n * q))).reshape(n, q)
     model = PottsModel(graph, q, coupling=coupling, field=field)
-    states = all_states(n, q)
-    log_w = model.log_weight(states) / tau
-    for i in range(n):
-        np.testing.assert_allclose(
-            model_log_conditionals(model, states, i, tau),
-            gibbs_log_conditionals(log_w, n, q, i), atol=1e-10,
-        )
+    assert_conditionals_are_gibbs(model, tau)
 
 
 @SETTINGS
@@ -185,13 +183,7 @@ def test_planted_conditionals_are_gibbs(n, q, data, tau):
     token = data.draw(st.integers(0, q - 1))
     base = data.draw(st.lists(couplings, min_size=q, max_size=q))
     model = PlantedBasinModel(n, q, token=token, strength=data.draw(couplings) * 3, base=base)
-    states = all_states(n, q)
-    log_w = model.log_weight(states) / tau
-    for i in range(n):
-        np.testing.assert_allclose(
-            model_log_conditionals(model, states, i, tau),
-            gibbs_log_conditionals(log_w, n, q, i), atol=1e-10,
-        )
+    assert_conditionals_are_gibbs(model, tau)
 
 
 def test_symmetric_asymmetric_ising_is_the_graph_ising_model():

@@ -24,21 +24,7 @@ from glauber.toy_models.stationary import (
     stationary_distribution,
 )
 
-
-def exact_stationary(P: list[list[Fraction]]) -> list[Fraction]:
-    """Solve pi P = pi, sum pi = 1 over the rationals (Gauss–Jordan, one row replaced by sums)."""
-    S = len(P)
-    A = [[P[c][r] - (1 if r == c else 0) for c in range(S)] + [Fraction(0)] for r in range(S)]
-    A[-1] = [Fraction(1)] * S + [Fraction(1)]
-    for col in range(S):
-        piv = next(r for r in range(col, S) if A[r][col] != 0)
-        A[col], A[piv] = A[piv], A[col]
-        A[col] = [v / A[col][col] for v in A[col]]
-        for r in range(S):
-            if r != col and A[r][col] != 0:
-                f = A[r][col]
-                A[r] = [a - f * b for a, b in zip(A[r], A[col])]
-    return [A[r][S] for r in range(S)]
+from ._support import exact_stationary
 
 
 def random_rational_chain(seed: int, S: int) -> list[list[Fraction]]:

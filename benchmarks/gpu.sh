@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# GPU speed checks for one NVIDIA H200 (no network needed; about 5 minutes, under 8).
+#
+#   bash benchmarks/gpu.sh prepare   # HERE, once, in .venv: copy AntiBERTy's shipped weights in
+#                                    # bf16 (~52 MB) to build/gpu_carry/ (ignored by git)
+#   bash benchmarks/gpu.sh           # ON THE GPU MACHINE (its python3 has torch + transformers),
+#                                    # with build/gpu_carry carried along (device run: carry
+#                                    # ["build/gpu_carry"]); writes JSON files to $OUT if set
+#
+# Prints, each against a baseline timed in the same run:
+#   1. the batched Glauber sampler on a randomly initialised BERT-base-sized BertForMaskedLM in
+#      bf16 (n = 20): chain-steps/s vs the per-chain full-logits loop, and model FLOP/s as a
+#      fraction of bf16 torch.matmul FLOP/s on the model's FFN shape (MFU against the measured
+#      matmul, not the data-sheet peak);
+#   2. the same on AntiBERTy (bf16);
+#   3. exact worst-start t_mix of Ising on the n-cycle (2^12, 2^14, 2^15, 2^16 states) with
+#      glauber.toy_models.mixing's torch backend on CUDA (float64), vs the numpy backend at 2^12.
+#      At 2^16 states each stored power is 32 GiB, so the run may stop with out-of-memory; the
+#      error is printed and recorded rather than hidden.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+CARRY=build/gpu_carry
+
+if [ "${1:-}" = prepare ]; then
+    set -e
+    . .venv/bin/activate
+    python - "$CARRY" <<'PY'
+import shutil, sys
+from pathlib import Path
+
+import torch
+
+from glauber.mlm_backend import antiberty_files
+
+model_dir, vocab = antiberty_files()
+site = Path(sys.argv[1]) / "site" / "antiberty"
+target = site / "trained_models" / "AntiBERTy_md_smooth"
+target.mkdir(parents=True, exist_ok=True)
+(site / "__init__.py").write_text('"""AntiBERTy weights (bf16 copy) for benchmarks/gpu.sh."""\n')
+shutil.copy(vocab, site / "trained_models" / "vocab.txt")
+shutil.copy(model_dir / "config.json", target / "config.json")
+state = torch.load(model_dir / "pytorch_model.bin", map_location="cpu", weights_only=True)
+state = {k: v.bfloat16() if v.is_floating_point() else v for k, v in state.items()}
+torch.save(state, target / "pytorch_model.bin")
+print(f"wrote {site} ({sum(p.stat().st_size for p in site.rglob('*') if p.is_file()) / 2**20:.0f} MiB)")
+PY
+    exit 0
+fi
+
+PY=${PYTHON:-python3}
+export PYTHONPATH="$PWD:$PWD/$CARRY/site${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+RESULTS=${OUT:-/tmp/glauber-gpu}
+mkdir -p "$RESULTS"
+status=0
+
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv || status=1
+$PY -c "import torch, transformers; print('torch', torch.__version__, 'cuda', torch.cuda.is_available(), 'transformers', transformers.__version__)"
+
+echo "== 1. sampler MFU, random BERT-base (bf16)"
+timeout 150 $PY benchmarks/sampler.py --model bert-base-random --device cuda --dtype bfloat16 \
+    --batch-sizes 256 1024 4096 16384 --steps 20 20 10 5 --baseline-chains 4 --baseline-steps 2 \
+    --head-batch 1024 --json "$RESULTS/gpu_sampler_bert_base.json" || { echo "FAILED (1)"; status=1; }
+
+echo "== 2. sampler MFU, AntiBERTy (bf16)"
+if [ -f "$CARRY/site/antiberty/trained_models/AntiBERTy_md_smooth/pytorch_model.bin" ] \
+    || $PY -c "import antiberty" 2>/dev/null; then
+    timeout 110 $PY benchmarks/sampler.py --model antiberty --device cuda --dtype bfloat16 \
+        --batch-sizes 256 1024 4096 16384 --steps 20 20 10 5 --baseline-chains 4 \
+        --baseline-steps 2 --head-batch 1024 --json "$RESULTS/gpu_sampler_antiberty.json" \
+        || { echo "FAILED (2)"; status=1; }
+else
+    echo "SKIPPED (2): no AntiBERTy weights; run 'bash benchmarks/gpu.sh prepare' here and carry $CARRY"
+    status=1
+fi
+
+echo "== 3. exact t_mix, torch backend on CUDA (float64)"
+timeout 200 $PY benchmarks/exact_chain.py --parts torch_mixing --torch-sizes 12 14 15 16 \
+    --device cuda --json "$RESULTS/gpu_exact_chain.json" || { echo "FAILED (3)"; status=1; }
+
+exit $status

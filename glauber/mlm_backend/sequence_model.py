@@ -1,0 +1,83 @@
+"""What the transformer backends share: protocol attributes, text I/O, site checks, batching.
+
+:class:`~glauber.mlm_backend.hf_masked_lm.HFMaskedLM` and
+:class:`~glauber.mlm_backend.autoregressive.CausalLMControl` both meet the ConditionalModel
+protocol (DESIGN.md, "The protocol") over a :class:`TokenVocabulary`: states hold indices
+``0..q-1`` into ``vocab`` (token ids), each state is scored at one site, and a large batch is
+split into sub-batches sized by :func:`glauber.mlm_backend.device.token_budget`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import torch
+
+from glauber.errors import InvalidParameterError
+from glauber.mlm_backend.device import activation_bytes_per_token, token_budget
+from glauber.mlm_backend.vocabulary import TokenVocabulary
+
+
+class TokenSequenceModel:
+    """Base of the backends: a transformer ``model`` on ``device`` with a ``vocabulary``.
+
+    Subclasses set ``vocabulary``, ``device``, ``dtype``, ``model`` and ``_budget`` (the
+    result of :func:`glauber.mlm_backend.device.check_budget`) in their constructor.
+    """
+
+    vocabulary: TokenVocabulary
+    device: torch.device
+    dtype: torch.dtype
+    model: Any
+    _budget: tuple[int | None, int | None]
+
+    @property
+    def q(self) -> int:
+        """Size of the resampling vocabulary."""
+        return self.vocabulary.q
+
+    @property
+    def vocab(self) -> tuple[int, ...]:
+        """Token ids a chain may take (state value ``k`` means ``vocab[k]``)."""
+        return self.vocabulary.token_ids
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The printable label (token string) of each vocabulary entry."""
+        return self.vocabulary.labels
+
+    def encode(self, text: str | Sequence[str]) -> torch.Tensor:
+        """State indices (1-D ``torch.long`` on the model's device) of a text or token list.
+
+        Raises
+        ------
+        VocabularyError
+            If a token lies outside the resampling vocabulary.
+        """
+        return self.vocabulary.encode(text, device=self.device)
+
+    def decode(self, states: Any) -> str | list[str]:
+        """Text of a state ``[n]`` (a string) or a batch ``[B, n]`` (a list of strings)."""
+        return self.vocabulary.decode(states)
+
+    def _checked_sites(self, sites: Any, batch: int) -> torch.Tensor:
+        """``sites`` as a ``[batch]`` long tensor on the device (a scalar applies to every row).
+
+        Raises
+        ------
+        InvalidParameterError
+            If ``sites`` is neither a scalar nor one site per state.
+        """
+        sites = torch.as_tensor(sites, device=self.device).long()
+        if sites.ndim == 0:
+            sites = sites.expand(batch)
+        if tuple(sites.shape) != (batch,):
+            raise InvalidParameterError(
+                f"sites must be one site per state, shape ({batch},), got {tuple(sites.shape)}"
+            )
+        return sites
+
+    def _rows_for(self, length: int, logits_width: int) -> int:
+        """Rows of ``length`` tokens one forward pass may take within the memory budget."""
+        per_token = activation_bytes_per_token(self.model.config, length, self.dtype, logits_width)
+        return max(1, token_budget(self.device, per_token, *self._budget) // length)
