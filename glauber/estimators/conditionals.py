@@ -5,6 +5,7 @@ This is the one place where scores are divided by ``tau`` (DESIGN.md, "The proto
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -149,3 +150,24 @@ def iter_log_conditionals(
         stop = min(start + batch_size, int(n_queries))
         states, sites = build(start, stop)
         yield start, stop, log_conditionals(model, states, sites, tau, check_finite)
+
+
+@contextmanager
+def trusted_inputs(model: ConditionalModel) -> Iterator[None]:
+    """Switch off a model's per-call input validation for the duration of a step loop.
+
+    Models that validate every :meth:`scores` call (the MLM backend's optional ``check_inputs``
+    flag) pay a device-to-host synchronisation per call for it. A step loop validates its
+    starting states once (:func:`host_states`) and then only writes sampled indices in
+    ``0..q-1``, so inside the loop the check proves nothing and only stalls the device.
+    Models without the flag are left untouched; the flag is restored on exit, even on error.
+    """
+    flag = getattr(model, "check_inputs", None)
+    if flag is None:
+        yield
+        return
+    model.check_inputs = False
+    try:
+        yield
+    finally:
+        model.check_inputs = flag

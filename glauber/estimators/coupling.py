@@ -16,7 +16,7 @@ import numpy as np
 
 from glauber.errors import InvalidParameterError
 from glauber.estimators.arrays import is_torch, jsonable, like, namespace, to_numpy
-from glauber.estimators.conditionals import host_states
+from glauber.estimators.conditionals import host_states, trusted_inputs
 from glauber.estimators.protocol import ConditionalModel
 from glauber.estimators.sampler import (
     FiniteGuard,
@@ -214,20 +214,21 @@ def coupling_time(
         xp = namespace(x)
         hit = like(x, np.full(active.size, -1))
         guard = FiniteGuard(model)
-        for t in range(1, budget + 1):
-            x, y = coupled_step(model, tau, x, y, gen, batch_size, guard)
-            hit = xp.where(xp.all(x == y, axis=1) & (hit < 0), t, hit)
-            if t % sync_every == 0 or t == budget:
-                guard.check()
-                h = to_numpy(hit)
-                times[active[h >= 0]] = h[h >= 0]
-                keep = np.flatnonzero(h < 0)
-                if keep.size == 0:
-                    break
-                if keep.size < active.size:
-                    sel = like(x, keep)
-                    x, y, hit = x[sel], y[sel], hit[sel]
-                    active = active[keep]
+        with trusted_inputs(model):
+            for t in range(1, budget + 1):
+                x, y = coupled_step(model, tau, x, y, gen, batch_size, guard)
+                hit = xp.where(xp.all(x == y, axis=1) & (hit < 0), t, hit)
+                if t % sync_every == 0 or t == budget:
+                    guard.check()
+                    h = to_numpy(hit)
+                    times[active[h >= 0]] = h[h >= 0]
+                    keep = np.flatnonzero(h < 0)
+                    if keep.size == 0:
+                        break
+                    if keep.size < active.size:
+                        sel = like(x, keep)
+                        x, y, hit = x[sel], y[sel], hit[sel]
+                        active = active[keep]
     censored = times < 0
     times = np.where(censored, budget, times)
     med = float(np.median(np.where(censored, np.inf, times.astype(np.float64))))

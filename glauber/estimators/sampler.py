@@ -18,7 +18,12 @@ import numpy as np
 
 from glauber.errors import FrozenSitesError, InvalidParameterError, NonFiniteScoresError
 from glauber.estimators.arrays import is_torch, jsonable, like, namespace, to_numpy
-from glauber.estimators.conditionals import host_states, iter_log_conditionals, log_conditionals
+from glauber.estimators.conditionals import (
+    host_states,
+    iter_log_conditionals,
+    log_conditionals,
+    trusted_inputs,
+)
 from glauber.estimators.protocol import ConditionalModel
 from glauber.theory.validation import check_nonnegative_int, check_positive_int, check_tau
 
@@ -316,16 +321,17 @@ def glauber_chains(
     guard = FiniteGuard(model)
     snapshots = [copy_states(states)]
     steps = [0]
-    for t in range(1, n_steps + 1):
-        sites = random_sites(states, free_arr, x0.shape[0], gen)
-        lp = step_log_conditionals(model, states, sites, tau, batch_size, check_finite=False)
-        guard.update(lp)
-        states[rows, sites] = sample_categorical(lp, gen)
-        if (record_every is not None and t % record_every == 0) or (
-            record_every is None and t == n_steps
-        ):
-            snapshots.append(copy_states(states))
-            steps.append(t)
+    with trusted_inputs(model):
+        for t in range(1, n_steps + 1):
+            sites = random_sites(states, free_arr, x0.shape[0], gen)
+            lp = step_log_conditionals(model, states, sites, tau, batch_size, check_finite=False)
+            guard.update(lp)
+            states[rows, sites] = sample_categorical(lp, gen)
+            if (record_every is not None and t % record_every == 0) or (
+                record_every is None and t == n_steps
+            ):
+                snapshots.append(copy_states(states))
+                steps.append(t)
     guard.check()
     trajectory = np.stack([to_numpy(s).astype(np.int64) for s in snapshots])
     return ChainsResult(

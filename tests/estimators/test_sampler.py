@@ -156,3 +156,31 @@ def test_sampler_errors():
         glauber_chains(toy, 1.0, x0, n_steps=1, record_every=0)
     with pytest.raises(VocabularyError):
         glauber_chains(toy, 1.0, x0 + 2, n_steps=1)
+
+
+class _FlaggedModel:
+    """A toy that records its ``check_inputs`` flag at every scores() call (like HFMaskedLM)."""
+
+    def __init__(self, base: FunctionModel) -> None:
+        self.n, self.q, self.vocab = base.n, base.q, base.vocab
+        self.base = base
+        self.check_inputs = True
+        self.seen: list[bool] = []
+
+    def scores(self, states, sites):
+        self.seen.append(self.check_inputs)
+        return self.base.scores(states, sites)
+
+
+def test_step_loops_skip_per_call_input_checks_and_restore_the_flag():
+    from glauber.estimators import coupling_time
+
+    model = _FlaggedModel(FunctionModel(3, 2, lambda x, i: np.stack([x.sum(1) * 0.3, -x.sum(1) * 0.2], 1)))
+    glauber_chains(model, 1.0, np.zeros((4, 3), dtype=int), n_steps=5, seed=0)
+    # one checked probe call finds the model's array library; the 5 steps run unchecked
+    assert len(model.seen) == 6 and model.seen.count(True) <= 1
+    assert model.check_inputs is True  # restored afterwards
+    model.seen.clear()
+    coupling_time(model, 1.0, np.zeros((2, 3), dtype=int), np.ones((2, 3), dtype=int), budget=5, seed=0)
+    assert len(model.seen) >= 5 and model.seen.count(True) <= 1
+    assert model.check_inputs is True
