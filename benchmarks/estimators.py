@@ -43,7 +43,7 @@ def throughput(mlm: HFMaskedLM, queries: int, seconds: float, rows_per_call: int
     cfg, length = mlm.model.config, mlm.n + 2
     rows = min(rows_per_call, queries)
     peak = matmul_flops(rows * length, int(cfg.hidden_size), int(cfg.intermediate_size),
-                        next(mlm.model.parameters()).dtype, str(mlm.device))
+                        next(mlm.model.parameters()).dtype, str(mlm.device))["wall"]
     flops = queries * masked_lm_flops(cfg, length) / seconds
     return {"queries": queries, "seconds": seconds, "queries_per_s": queries / seconds,
             "model_flops_per_s": flops, "matmul_flops_per_s": peak, "matmul_fraction": flops / peak,

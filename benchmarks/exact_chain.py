@@ -33,8 +33,7 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
 from benchmarks.measure import clock, machine_info
 from benchmarks.report import print_rows, row, write_json_atomic
 from glauber.errors import GlauberError
-from glauber.toy_models import CurieWeissLumpedChain, IsingModel
-from glauber.toy_models.exact_chain import ExactChain
+from glauber.toy_models import CurieWeissLumpedChain, ExactChain, IsingModel
 from glauber.toy_models.stationary import stationary_distribution
 
 #: Target of (a): repeated squaring at least this many times faster on the slow chains.

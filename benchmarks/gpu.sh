@@ -58,14 +58,14 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv || status=1
 $PY -c "import torch, transformers; print('torch', torch.__version__, 'cuda', torch.cuda.is_available(), 'transformers', transformers.__version__)"
 
 echo "== 1. sampler MFU, random BERT-base (bf16)"
-timeout 150 $PY benchmarks/sampler.py --model bert-base-random --device cuda --dtype bfloat16 \
+timeout 130 $PY benchmarks/sampler.py --model bert-base-random --device cuda --dtype bfloat16 \
     --batch-sizes 256 1024 4096 16384 --steps 20 20 10 5 --baseline-chains 4 --baseline-steps 2 \
     --head-batch 1024 --json "$RESULTS/gpu_sampler_bert_base.json" || { echo "FAILED (1)"; status=1; }
 
 echo "== 2. sampler MFU, AntiBERTy (bf16)"
 if [ -f "$CARRY/site/antiberty/trained_models/AntiBERTy_md_smooth/pytorch_model.bin" ] \
     || $PY -c "import antiberty" 2>/dev/null; then
-    timeout 110 $PY benchmarks/sampler.py --model antiberty --device cuda --dtype bfloat16 \
+    timeout 100 $PY benchmarks/sampler.py --model antiberty --device cuda --dtype bfloat16 \
         --batch-sizes 256 1024 4096 16384 --steps 20 20 10 5 --baseline-chains 4 \
         --baseline-steps 2 --head-batch 1024 --json "$RESULTS/gpu_sampler_antiberty.json" \
         || { echo "FAILED (2)"; status=1; }
@@ -75,7 +75,7 @@ else
 fi
 
 echo "== 3. exact t_mix, torch backend on CUDA (float64)"
-timeout 200 $PY benchmarks/exact_chain.py --parts torch_mixing --torch-sizes 12 14 15 16 \
+timeout 230 $PY benchmarks/exact_chain.py --parts torch_mixing --torch-sizes 12 14 15 16 \
     --device cuda --json "$RESULTS/gpu_exact_chain.json" || { echo "FAILED (3)"; status=1; }
 
 exit $status

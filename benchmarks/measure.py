@@ -32,30 +32,52 @@ def clock(fn: Callable[[], T], repeat: int = 1) -> tuple[float, T]:
     return best, value
 
 
+def clock_cpu(fn: Callable[[], T]) -> tuple[float, float, T]:
+    """Wall seconds, process CPU seconds (all threads, ``time.process_time``) and value of one
+    call of ``fn``.
+
+    CPU time does not count the time the process waits while other processes hold the cores, so
+    FLOPs per CPU-second compare two codes more steadily on a shared machine than FLOP/s do.
+    """
+    wall, cpu = time.perf_counter(), time.process_time()
+    value = fn()
+    return time.perf_counter() - wall, time.process_time() - cpu, value
+
+
 def matmul_flops(m: int, k: int, n: int, dtype: Any = None, device: str = "cpu",
-                 min_seconds: float = 1.0) -> float:
-    """Achieved FLOP/s of ``torch.matmul`` of ``[m, k] @ [k, n]`` (``2 m k n`` FLOPs per call).
+                 min_seconds: float = 1.0) -> dict:
+    """Achieved FLOP rates of ``torch.matmul`` of ``[m, k] @ [k, n]`` (``2 m k n`` FLOPs a call).
 
     One warm-up call, then calls until ``min_seconds`` have passed (at least 2); the best call
-    counts. This is the reference "peak" that model FLOP/s are a fraction of: the throughput this
-    machine reaches right now on a GEMM of the model's own shape.
+    counts. This is the reference that model FLOP rates are a fraction of: what this machine
+    reaches right now on a GEMM of the model's own shape.
+
+    Returns
+    -------
+    dict
+        ``"wall"``: FLOP per wall second; ``"cpu"``: FLOP per process CPU second (``None`` on
+        CUDA, where host CPU time says nothing about the device).
     """
     import torch
 
     dtype = torch.float32 if dtype is None else dtype
     a = torch.randn(m, k, dtype=dtype, device=device)
     b = torch.randn(k, n, dtype=dtype, device=device)
-    sync = torch.cuda.synchronize if str(device).startswith("cuda") else (lambda: None)
-    torch.matmul(a, b)
-    sync()
-    best, spent, calls = float("inf"), 0.0, 0
-    while calls < 2 or spent < min_seconds:
-        start = time.perf_counter()
+    on_cuda = str(device).startswith("cuda")
+    sync = torch.cuda.synchronize if on_cuda else (lambda: None)
+
+    def call() -> None:
         torch.matmul(a, b)
         sync()
-        elapsed = time.perf_counter() - start
-        best, spent, calls = min(best, elapsed), spent + elapsed, calls + 1
-    return 2.0 * m * k * n / best
+
+    call()
+    best_wall, best_cpu, spent, calls = float("inf"), float("inf"), 0.0, 0
+    while calls < 2 or spent < min_seconds:
+        wall, cpu, _ = clock_cpu(call)
+        best_wall, best_cpu = min(best_wall, wall), min(best_cpu, cpu)
+        spent, calls = spent + wall, calls + 1
+    flops = 2.0 * m * k * n
+    return {"wall": flops / best_wall, "cpu": None if on_cuda else flops / max(best_cpu, 1e-9)}
 
 
 def cpu_model() -> str:

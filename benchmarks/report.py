@@ -67,7 +67,7 @@ def print_rows(rows: list[dict]) -> None:
 
 
 def jsonable(obj: Any) -> Any:
-    """``obj`` with numpy scalars/arrays as Python numbers/lists and non-finite floats as strings."""
+    """``obj`` with arrays and numpy scalars as lists/numbers, non-finite floats as strings."""
     if isinstance(obj, dict):
         return {str(k): jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):

@@ -77,7 +77,8 @@ def test_exact_chain_benchmark_smoke():
 
 
 def test_largest_chain_records_a_refused_size():
-    res = exact_chain.largest_chain_benchmark(sizes=(3, 13), budget_seconds=30.0)
+    # 2**17 states exceed ExactChain's default max_states (2**16): refused at construction.
+    res = exact_chain.largest_chain_benchmark(sizes=(3, 17), budget_seconds=30.0)
     assert "error" in res["runs"][-1] and res["largest_states_within_budget"] == 8
 
 
@@ -106,18 +107,22 @@ def test_sampler_benchmark_smoke(tiny_bert):
 
     masked, full = tiny_bert
     res = sampler.run(mlm=masked, mlm_full=full, batch_sizes=(2, 3), steps=(1, 2),
-                      baseline_chains=2, baseline_steps=1, head_batch=3)
+                      baseline_chains=2, baseline_steps=1, head_batch=3,
+                      large_vocab=dict(hidden_size=16, num_hidden_layers=1, num_attention_heads=2,
+                                       intermediate_size=32, vocab_size=300))
     assert res["baseline"]["chain_steps_per_s"] > 0
     assert [b["batch"] for b in res["batched"]] == [2, 3]
     for b in res["batched"]:
-        for key in ("seconds", "chain_steps_per_s", "model_flops_per_s", "speedup",
-                    "matmul_fraction"):
+        for key in ("seconds", "cpu_seconds", "chain_steps_per_s", "model_flops_per_s",
+                    "speedup", "matmul_fraction", "matmul_fraction_cpu"):
             assert b[key] > 0
     assert res["flops_per_query"] > 0
     assert all(b["matmul_flops_per_s"] > 0 for b in res["batched"])
     assert res["flops_per_query_full_logits"] > res["flops_per_query"]
-    assert res["head"]["seconds_masked"] > 0 and res["head"]["seconds_full"] > 0
-    assert res["head"]["max_abs_difference"] < 1e-4  # both heads give the same scores
+    for head in (res["head"], res["head_large_vocab"]):
+        assert head["seconds_masked"] > 0 and head["seconds_full"] > 0
+        assert head["max_abs_difference"] < 1e-4  # both heads give the same scores
+    assert res["head_large_vocab"]["flops_full"] > res["head_large_vocab"]["flops_masked"]
     _check_rows(res["rows"])
 
 
