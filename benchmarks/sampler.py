@@ -175,13 +175,18 @@ def run(
     mlm: HFMaskedLM | None = None,
     mlm_full: HFMaskedLM | None = None,
     large_vocab: dict | None = None,
+    low_precision: str | None = "bfloat16",
+    low_precision_batch: int = 256,
 ) -> dict:
     """The sampler measurements; ``steps[k]`` steps are timed at ``batch_sizes[k]``.
 
     ``mlm`` / ``mlm_full`` (head at the mask / full logits) replace the named ``model``;
     ``large_vocab`` overrides :data:`LARGE_VOCAB_BERT` for the large-vocabulary head comparison.
+    ``low_precision`` (default bfloat16, opt-in in the library) also times the batched sampler at
+    ``low_precision_batch`` in that precision against the same float32 per-chain baseline.
     Returns the results with their summary ``rows``.
     """
+    by_name = mlm is None
     mlm = mlm if mlm is not None else load_model(model, n, device, dtype)
     mlm_full = mlm_full if mlm_full is not None else load_model(model, n, device, dtype, "full")
     cfg, length = mlm.model.config, mlm.n + 2
@@ -204,6 +209,11 @@ def run(
             mlm.n, head_batch, str(mlm.device), dtype, **(large_vocab or {})
         ),
     }
+    if by_name and low_precision is not None and mlm.dtype == torch.float32:
+        r = batched_rate(load_model(model, n, device, low_precision), low_precision_batch, 2)
+        r["speedup"] = r["chain_steps_per_s"] / base["chain_steps_per_s"]
+        r["dtype"] = low_precision
+        result["low_precision"] = r
     result["rows"] = summary_rows(result)
     return result
 
@@ -233,6 +243,14 @@ def summary_rows(result: dict) -> list[dict]:
         f"matmul {best['batch'] * (result['n'] + 2)}x{result['hidden']}x"
         f"{result['intermediate']}; " + fractions(best),
     ))
+    if "low_precision" in result:
+        r = result["low_precision"]
+        rows.append(row(
+            f"sampler {r['dtype']} B={r['batch']} vs fp32 per-chain loop ({tag})",
+            r["chain_steps_per_s"], "chain-steps/s", base, r["speedup"],
+            f">= {SPEEDUP_TARGET:g}x", bool(r["speedup"] >= SPEEDUP_TARGET),
+            f"opt-in dtype={r['dtype']!r}; {r['matmul_fraction']:.0%} of the same-precision matmul",
+        ))
     large = result["head_large_vocab"]
     large_tag = (f"random BERT h={large['config']['hidden_size']} "
                  f"V={large['config']['vocab_size']} {result['device']}")
@@ -250,7 +268,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model", default="antiberty", choices=["antiberty", "bert-base-random"])
     parser.add_argument("--n", type=int, default=20)
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--dtype", default=None, help="float32 (default), bfloat16 on CUDA")
+    parser.add_argument("--dtype", default=None, help="float32 (default), bfloat16 (CPU or CUDA), float16 (CUDA)")
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[64, 256, 1024])
     parser.add_argument("--steps", type=int, nargs="+", default=[4, 2, 1],
                         help="steps timed at each batch size")

@@ -39,7 +39,9 @@ def is_toy_spec(spec: str) -> bool:
     return spec.strip().partition(":")[0].strip() in TOY_FAMILIES
 
 
-def resolve_model(spec: str, length: int | None = None, device: str = "cpu") -> ConditionalModel:
+def resolve_model(
+    spec: str, length: int | None = None, device: str = "cpu", dtype: str | None = None
+) -> ConditionalModel:
     """The model named by ``spec``: a registered or Hugging Face masked LM, or a toy model.
 
     Parameters
@@ -53,6 +55,9 @@ def resolve_model(spec: str, length: int | None = None, device: str = "cpu") -> 
         ``n``; ``length`` must then be None or equal to it.
     device : str
         ``"cpu"``, ``"cuda"``, ... (checked even for toy models, which compute on the host).
+    dtype : str, optional
+        Compute precision of an MLM: None (float32), ``"bfloat16"``, or ``"float16"`` (CUDA);
+        ignored for toy models, which compute exactly in float64.
 
     Returns
     -------
@@ -93,7 +98,9 @@ def resolve_model(spec: str, length: int | None = None, device: str = "cpu") -> 
     from glauber.mlm_backend.registry import available_models, load_model
 
     if spec in available_models() or spec.startswith(HUB_PREFIX) or os.path.isdir(spec):
-        return load_model(spec, n=DEFAULT_MLM_LENGTH if length is None else length, device=device)
+        n = DEFAULT_MLM_LENGTH if length is None else length
+        kwargs = {} if dtype is None else {"dtype": dtype}
+        return load_model(spec, n=n, device=device, **kwargs)
     raise UnknownModelError(f"unknown model {spec!r}. " + _choices())
 
 

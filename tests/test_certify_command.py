@@ -187,3 +187,8 @@ def test_read_states_for_an_mlm_uses_encode(tmp_path):
     np.testing.assert_array_equal(read_states(path, Letters()), [[0, 1, 2], [2, 0, 1]])
     path.write_text("1 2 3\n")  # the control's tokens are the labels "0" .. "19"
     assert read_states(path, control).tolist() == [[1, 2, 3]]
+
+
+def test_float16_on_cpu_exits_2_and_says_what_to_use():
+    code, _, err = run("--model", "tiny-gpt2-control", "--length", "4", "--dtype", "float16")
+    assert code == 2 and "only supported on CUDA" in err and "bfloat16" in err

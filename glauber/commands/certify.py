@@ -78,6 +78,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     parser.add_argument("--json", metavar="FILE", help="also write the certificate as JSON")
     parser.add_argument("--device", default="cpu", help="cpu (default), cuda, cuda:1, ...")
+    parser.add_argument(
+        "--dtype",
+        default=None,
+        choices=("float32", "bfloat16", "float16"),
+        help="MLM compute precision (default float32; bfloat16 on CPU or CUDA, float16 on CUDA); "
+        "scores are log-softmaxed in float32",
+    )
     parser.add_argument("--rectangles", type=int, default=DEFAULTS["n_rectangles"],
                         help="rectangles of the incompatibility test (default %(default)s)")
     parser.add_argument("--contexts", type=int, default=DEFAULTS["n_contexts"],
@@ -112,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
         _check_writable(Path(args.json))
 
     start = time.perf_counter()
-    model = resolve_model(args.model, args.length, args.device)
+    model = resolve_model(args.model, args.length, args.device, args.dtype)
     states = read_states(args.states, model) if args.states else default_states(model)
     load = time.perf_counter() - start
     with tqdm(file=sys.stderr, unit="row", desc="certify", leave=False) as bar:

@@ -57,7 +57,8 @@ class HFMaskedLM(TokenSequenceModel):
     device : str or torch.device
         ``"cpu"`` (default), ``"cuda"``, ``"cuda:1"``, ...
     dtype : None, str or torch.dtype
-        Compute precision: float32 (default); ``"bfloat16"`` or ``"float16"`` on CUDA only.
+        Compute precision: float32 (default); ``"bfloat16"`` (CPU or CUDA) or ``"float16"``
+        (CUDA only). Scores are returned in float32.
         Scores are always returned as float32.
     max_batch_tokens, max_batch_bytes : int, optional
         Memory budget of one forward pass, in tokens (rows x (n + 2)) or in estimated bytes of

@@ -276,8 +276,28 @@ def test_parameter_errors(tiny_models, tmp_path):
     with pytest.raises(InvalidParameterError, match="head"):
         HFMaskedLM(model, tok, head="sparse")
     with pytest.raises(InvalidParameterError, match="CUDA"):
-        HFMaskedLM(model, tok, dtype="bfloat16")
+        HFMaskedLM(model, tok, dtype="float16")
     with pytest.raises(InvalidParameterError, match="max_batch_tokens"):
         HFMaskedLM(model, tok, max_batch_tokens=0)
     with pytest.raises(UnknownModelError, match="antiberty"):
         HFMaskedLM(tmp_path)  # an empty directory: not a checkpoint; lists offline names
+
+
+def test_bfloat16_on_cpu_scores_in_float32_close_to_fp32(tiny_models):
+    """bf16 is opt-in on the CPU; scores come back in float32 and agree with fp32 to bf16 precision."""
+    import copy
+
+    model, tok = tiny_models["bert"]
+    ref = HFMaskedLM(copy.deepcopy(model), tok, n=6)
+    low = HFMaskedLM(copy.deepcopy(model), tok, n=6, dtype="bf16")
+    assert low.dtype == torch.bfloat16
+    gen = torch.Generator().manual_seed(0)
+    states = torch.randint(0, ref.q, (8, 6), generator=gen)
+    sites = torch.arange(8) % 6
+    a, b = ref.scores(states, sites), low.scores(states, sites)
+    assert b.dtype == torch.float32
+    scale = float(a.abs().max())
+    # bf16 keeps ~3 significant digits per operation; errors compound over the layers
+    assert float((a - b).abs().mean()) <= 0.02 * scale
+    assert float((a - b).abs().max()) <= 0.1 * scale
+    assert not torch.equal(a, b)  # it really ran in lower precision

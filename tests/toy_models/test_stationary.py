@@ -2,7 +2,8 @@
 
 Oracles: closed forms of nearly reducible chains from QuantEcon's issue tracker, birth–death
 chains (detailed balance gives pi in closed form, computed in log space), exact rational solves
-with fractions.Fraction, and invariants over random chains.
+with fractions.Fraction, the Gibbs law of a heat-bath Ising chain built here (log space), the
+unblocked reference GTH for the blocked one, and invariants over random chains.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from glauber.errors import ConvergenceError, InvalidParameterError
 from glauber.toy_models import stationary
 from glauber.toy_models.stationary import (
     gth_stationary,
+    gth_stationary_reference,
     iterative_stationary,
     sparse_stationary,
     stationary_distribution,
@@ -153,3 +155,117 @@ def test_gth_rejects_bad_matrices(P: np.ndarray) -> None:
 def test_unknown_method_raises() -> None:
     with pytest.raises(InvalidParameterError, match="'gth'"):
         stationary_distribution(np.eye(2), method="lu")  # type: ignore[arg-type]
+
+
+# ---------------------------------------------------------------------------------- blocked GTH
+@pytest.mark.parametrize("block_size", [1, 2])
+@pytest.mark.parametrize("e", [1e-12, 1e-15, 1e-17])
+def test_blocked_gth_quantecon_jl_75_trap(e: float, block_size: int) -> None:
+    # The QuantEcon.jl #75 chain above (pi = (1/3, 1/3, 1/3)) with the delayed block update used.
+    p = 0.5
+    P = np.array([[1 - (p + e), p, e], [p, 1 - (p + e), e], [e, e, 1 - 2 * e]])
+    np.testing.assert_allclose(gth_stationary(P, block_size), np.full(3, 1 / 3), rtol=1e-14)
+
+
+@given(seed=st.integers(0, 2**32 - 1), S=st.integers(1, 7), block_size=st.integers(1, 3))
+@settings(max_examples=30, deadline=None)
+def test_blocked_gth_matches_exact_rational_solution(seed: int, S: int, block_size: int) -> None:
+    Pq = random_rational_chain(seed, S)
+    exact = np.array([float(v) for v in exact_stationary(Pq)])
+    P = np.array([[float(v) for v in row] for row in Pq])
+    np.testing.assert_allclose(gth_stationary(P, block_size), exact, rtol=1e-13)
+
+
+@st.composite
+def wide_range_chains(draw: st.DrawFn) -> np.ndarray:
+    """Random irreducible chains on up to 300 states with weights over up to 40 decades of e:
+    dense, or sparse (a ring plus random chords), so that both fill patterns are exercised."""
+    S = draw(st.integers(2, 300))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    spread = draw(st.floats(0.0, 40.0))
+    if draw(st.booleans()):
+        W = np.ones((S, S))
+    else:
+        W = np.zeros((S, S))
+        W[np.arange(S), (np.arange(S) + 1) % S] = 1.0
+        W[np.arange(S), (np.arange(S) - 1) % S] = 1.0
+        W[rng.integers(0, S, 3 * S), rng.integers(0, S, 3 * S)] = 1.0
+    W *= np.exp(-spread * rng.random((S, S)))
+    return W / W.sum(axis=1, keepdims=True)
+
+
+@given(P=wide_range_chains(), block_size=st.integers(1, 48))
+@settings(max_examples=25, deadline=None)
+def test_blocked_gth_matches_reference_gth(P: np.ndarray, block_size: int) -> None:
+    # Block sizes far below S force many blocks, and S is rarely a multiple of block_size. Both
+    # algorithms add the same non-negative terms in different orders, so they agree entrywise to
+    # relative rounding error however small the entries are.
+    reference = gth_stationary_reference(P)
+    blocked = gth_stationary(P, block_size)
+    assert blocked.min() > 0
+    np.testing.assert_allclose(blocked, reference, rtol=1e-12, atol=0)
+
+
+def test_one_block_is_the_reference_algorithm() -> None:
+    # With S <= block_size the blocked loop performs exactly the reference's operations.
+    rng = np.random.default_rng(7)
+    P = rng.random((40, 40)) ** 8
+    P /= P.sum(axis=1, keepdims=True)
+    assert np.array_equal(gth_stationary(P, block_size=40), gth_stationary_reference(P))
+
+
+def heat_bath_ising_grid(rows: int, cols: int, beta: float) -> tuple[np.ndarray, np.ndarray]:
+    """Heat-bath Glauber chain of the zero-field Ising model on a ``rows x cols`` grid, and the
+    log of its Gibbs law ``pi(s) ∝ exp(beta sum_{uv in E} s_u s_v)``.
+
+    One step picks a site uniformly and resamples its spin from the conditional law
+    ``P(s_i = +1 | rest) = 1 / (1 + exp(-2 beta m_i))``, ``m_i`` = sum of the neighbours' spins;
+    the chain is reversible with respect to the Gibbs law (Levin–Peres–Wilmer 2nd ed., Section
+    3.3). States in mixed radix, site 0 most significant, token 1 = spin +1.
+    """
+    n = rows * cols
+    sites = np.arange(n).reshape(rows, cols)
+    edges = np.array(
+        [(sites[r, c], sites[r, c + 1]) for r in range(rows) for c in range(cols - 1)]
+        + [(sites[r, c], sites[r + 1, c]) for r in range(rows - 1) for c in range(cols)]
+    )
+    S = 2**n
+    bits = (np.arange(S)[:, None] >> np.arange(n - 1, -1, -1)[None, :]) & 1
+    spin = 2.0 * bits - 1.0
+    log_w = beta * (spin[:, edges[:, 0]] * spin[:, edges[:, 1]]).sum(axis=1)
+    P = np.zeros((S, S))
+    for i in range(n):
+        nbrs = np.concatenate([edges[edges[:, 0] == i, 1], edges[edges[:, 1] == i, 0]])
+        m = spin[:, nbrs].sum(axis=1)
+        # Probability of flipping s_i: the conditional law of -s_i.
+        flip = 1.0 / (1.0 + np.exp(2.0 * beta * spin[:, i] * m)) / n
+        P[np.arange(S), np.arange(S) ^ (1 << (n - 1 - i))] = flip
+    P[np.arange(S), np.arange(S)] = 1.0 - P.sum(axis=1)
+    return P, log_w - np.logaddexp.reduce(log_w)
+
+
+@pytest.mark.parametrize("block_size", [1, 37, 128])
+@pytest.mark.parametrize("beta", [0.25, 5.75])
+def test_blocked_gth_low_temperature_ising_gibbs_law(beta: float, block_size: int) -> None:
+    # 3 x 3 grid, 512 states; at beta = 5.75 the antiferromagnetic states have
+    # pi ~ exp(-24 beta) / 2 ~ 1e-60, which GTH must still get to relative precision.
+    P, log_pi = heat_bath_ising_grid(3, 3, beta)
+    pi = gth_stationary(P, block_size)
+    if beta > 5:
+        assert np.exp(log_pi.min()) < 1e-59
+    assert pi.min() > 0
+    assert np.abs(np.expm1(np.log(pi) - log_pi)).max() < 1e-10
+
+
+def test_blocked_gth_detects_reducible_chains_across_blocks() -> None:
+    # Two closed classes {0..4} and {5..9}: after folding 9..6 (two blocks of 3), state 5 has no
+    # way to 0..4.
+    P = np.kron(np.eye(2), np.full((5, 5), 0.2))
+    with pytest.raises(ConvergenceError, match="reducible"):
+        gth_stationary(P, block_size=3)
+
+
+@pytest.mark.parametrize("block_size", [0, 2.5, True])
+def test_blocked_gth_rejects_bad_block_sizes(block_size: object) -> None:
+    with pytest.raises(InvalidParameterError, match="block_size"):
+        gth_stationary(np.eye(2)[::-1], block_size)  # type: ignore[arg-type]
