@@ -23,6 +23,7 @@ from glauber.errors import (
     UnknownModelError,
     VocabularyError,
 )
+from glauber.estimators.arrays import to_numpy
 from glauber.estimators.protocol import ConditionalModel
 from glauber.theory.validation import check_positive_int
 from glauber.toy_models.specs import TOY_FAMILIES, parse_toy_spec
@@ -117,33 +118,17 @@ def _choices() -> str:
 def default_states(model: ConditionalModel) -> np.ndarray | None:
     """Natural states to certify ``model`` at, or None (then :func:`certify` draws random ones).
 
-    ``model.default_states()`` when the model has it; for a model over the 20 amino acids with
-    an ``encode`` method (AntiBERTy, Sapiens), the shipped antibody chains cut to ``model.n``
-    residues (:func:`glauber.mlm_backend.antibody_states`, the chains long enough); None
-    otherwise.
+    ``model.default_states()`` when the model has it (the MLM backends: the shipped antibody
+    chains cut to ``model.n`` for amino-acid models, see
+    :func:`glauber.mlm_backend.sequences.natural_states`); None otherwise.
 
     Raises
     ------
     SequenceLengthError
         If a protein model is longer than every shipped chain (pass states from a file).
     """
-    if hasattr(model, "default_states"):
-        return np.asarray(model.default_states())
-    labels = getattr(model, "labels", None)
-    if labels is None or not hasattr(model, "encode"):
-        return None
-    from glauber.mlm_backend.sequences import AMINO_ACIDS, ANTIBODY_SEQUENCES, antibody_states
-
-    if sorted(labels) != sorted(AMINO_ACIDS):
-        return None
-    names = [k for k, chain in ANTIBODY_SEQUENCES.items() if len(chain) >= model.n]
-    if not names:
-        longest = max(len(chain) for chain in ANTIBODY_SEQUENCES.values())
-        raise SequenceLengthError(
-            f"no shipped antibody chain has n = {model.n} residues (the longest has {longest}); "
-            f"use --length <= {longest} or pass your own sequences with --states FILE"
-        )
-    return antibody_states(model, names).cpu().numpy()
+    states = model.default_states() if hasattr(model, "default_states") else None
+    return None if states is None else to_numpy(states).astype(np.int64)
 
 
 def read_states(path: str | os.PathLike[str], model: ConditionalModel) -> np.ndarray:

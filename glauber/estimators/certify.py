@@ -446,9 +446,9 @@ def certify(
         Temperature, finite and > 0.
     states : array of int, shape (S, n), optional
         States to examine (vocabulary indices; repeated states are examined once). Default:
-        ``model.default_states()`` when the model has that method, else
-        ``DEFAULT_RANDOM_STATES`` uniform random states drawn with ``seed`` (for MLMs pass
-        natural sequences, e.g. ``glauber.models.default_states(model)``).
+        ``model.default_states()`` when the model has that method and it returns states (the
+        MLM backends return the shipped antibody chains for amino-acid models), else
+        ``DEFAULT_RANDOM_STATES`` uniform random states drawn with ``seed``.
     seed : int
         Seed of every random choice (same seed, same certificate except for timings).
     n_rectangles, n_contexts, n_replacements, n_pairs, budget, horizon : int
@@ -1109,11 +1109,10 @@ def _planned_rows(
 
 
 def _initial_states(model: ConditionalModel, states: Any, rng: np.random.Generator) -> np.ndarray:
+    if states is None and hasattr(model, "default_states"):
+        states = model.default_states()
     if states is None:
-        if hasattr(model, "default_states"):
-            states = model.default_states()
-        else:
-            states = rng.integers(model.q, size=(DEFAULT_RANDOM_STATES, model.n))
+        states = rng.integers(model.q, size=(DEFAULT_RANDOM_STATES, model.n))
     xs = host_states(model, states)
     if xs.shape[0] == 0:
         raise InvalidParameterError("states is empty; pass at least one state [1, n]")

@@ -25,6 +25,14 @@ class TokenSequenceModel:
     result of :func:`glauber.mlm_backend.device.check_budget`) in their constructor.
     """
 
+    def default_states(self) -> torch.Tensor | None:
+        """Natural states to examine by default: the shipped antibody chains for amino-acid
+        models (:func:`glauber.mlm_backend.sequences.natural_states`), None otherwise."""
+        from glauber.mlm_backend.sequences import natural_states
+
+        return natural_states(self)
+
+
     vocabulary: TokenVocabulary
     device: torch.device
     dtype: torch.dtype

@@ -81,3 +81,32 @@ def antibody_states(model: Any, names: Sequence[str] | None = None) -> torch.Ten
             f"{min(len(ANTIBODY_SEQUENCES[k]) for k in names)} or other chains"
         )
     return torch.stack([model.encode(ANTIBODY_SEQUENCES[k][:length]) for k in names])
+
+
+def natural_states(model: Any) -> torch.Tensor | None:
+    """The shipped antibody chains cut to ``model.n`` for a model over the 20 amino acids, else None.
+
+    While ``model.n`` is None every chain is cut to the shortest one (:func:`antibody_states`).
+
+    This is what :meth:`TokenSequenceModel.default_states` answers, so :func:`glauber.estimators.certify`
+    examines real sequences of AntiBERTy and Sapiens (and of an amino-acid causal control) by
+    default; other vocabularies get None (the caller then draws random states).
+
+    Raises
+    ------
+    SequenceLengthError
+        If the model is an amino-acid model longer than every shipped chain (pass your own states).
+    """
+    labels = getattr(model, "labels", None)
+    if labels is None or sorted(labels) != sorted(AMINO_ACIDS):
+        return None
+    names = [
+        k for k, chain in ANTIBODY_SEQUENCES.items() if model.n is None or len(chain) >= model.n
+    ]
+    if not names:
+        longest = max(len(chain) for chain in ANTIBODY_SEQUENCES.values())
+        raise SequenceLengthError(
+            f"no shipped antibody chain has n = {model.n} residues (the longest has {longest}); "
+            f"use --length <= {longest} or pass your own sequences with --states FILE"
+        )
+    return antibody_states(model, names)

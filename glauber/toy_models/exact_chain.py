@@ -60,7 +60,7 @@ class ExactChain:
     Everything is computed lazily and cached. The conditionals are checked on first use: a
     conditional that underflows to exactly 0 raises :class:`NonPositiveConditionalError` (tiny
     positive ones such as ``1e-40`` are legitimate and kept exactly). Dense algorithms (GTH up to
-    2000 states, matrix powers and eigenvalues up to 4096) refuse larger chains with
+    4096 states, matrix powers and eigenvalues up to 4096) refuse larger chains with
     :class:`StateSpaceTooLargeError`.
 
     Examples
@@ -198,7 +198,7 @@ class ExactChain:
         """Stationary distribution ``mu_tau`` (Corollary 2: unique when conditionals are positive).
 
         ``"gth"`` is accurate to relative precision on every entry (also ``1e-40``); ``"sparse"``
-        (direct) and ``"iterative"`` (Krylov) only normwise; ``"auto"`` uses GTH up to 2000
+        (direct) and ``"iterative"`` (Krylov) only normwise; ``"auto"`` uses GTH up to 4096
         states, the direct solve up to 8192 and the Krylov solve above.
 
         Raises
@@ -246,7 +246,7 @@ class ExactChain:
         """Detailed balance ``mu(x) P(x, y) = mu(y) P(y, x)`` to relative ``rtol`` (Theorem 3).
 
         Each flow is compared relative to its own size, which needs ``mu`` accurate entrywise:
-        GTH (up to 2000 states) gives that; above, the normwise solvers can fail tiny flows.
+        GTH (up to 4096 states) gives that; above, the normwise solvers can fail tiny flows.
         """
         return exact_spectral.is_reversible(self.transition_matrix(), self.stationary(), rtol)
 

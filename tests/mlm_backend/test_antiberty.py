@@ -119,3 +119,13 @@ def test_missing_antiberty_says_how_to_install(monkeypatch):
     antiberty_module._antiberty_model.cache_clear()
     with pytest.raises(MissingDependencyError, match=r"pip install antiberty==0\.1\.3"):
         load_antiberty()
+
+
+def test_default_states_are_the_shipped_chains_cut_to_n(antiberty):
+    """certify() examines real antibody sequences of an amino-acid model by default."""
+    from glauber.mlm_backend.sequences import ANTIBODY_SEQUENCES
+
+    model = antiberty.with_length(24)
+    states = model.default_states()
+    assert tuple(states.shape) == (len(ANTIBODY_SEQUENCES), 24)
+    assert sorted(model.decode(states)) == sorted(s[:24] for s in ANTIBODY_SEQUENCES.values())
