@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import importlib.util
 
 import pytest
 
@@ -66,3 +67,22 @@ def test_bad_input_is_typed(tmp_path, kwargs, error):
     args.update(kwargs)
     with pytest.raises(error):
         phase_diagram(**args)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ray") is None, reason="ray not installed (optional)")
+def test_ray_executor_gives_the_same_grid_as_in_process(tmp_path):
+    """The Ray path (a local ray.init(num_cpus=2)) runs the same cells to the same rows."""
+    import ray
+
+    from glauber.experiments.executor import RayExecutor
+
+    ray.init(num_cpus=2, include_dashboard=False, ignore_reinit_error=True)
+    try:
+        kw = dict(pairs=4, budget=500, seed=3, progress=False)
+        local = phase_diagram("ising-cycle:n=4", "1,2", "4,5", out=tmp_path / "a", **kw)
+        remote = phase_diagram("ising-cycle:n=4", "1,2", "4,5", out=tmp_path / "b",
+                               executor=RayExecutor(), **kw)
+    finally:
+        ray.shutdown()
+    strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]  # noqa: E731
+    assert strip(remote) == strip(local) and len(local) == 4
