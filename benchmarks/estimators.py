@@ -28,8 +28,8 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
 import torch
 
 from benchmarks.flops import masked_lm_flops
-from benchmarks.measure import clock, machine_info, matmul_flops
-from benchmarks.report import print_rows, row, write_json_atomic
+from benchmarks.measure import clock, feed_forward_matmul_flops, machine_info
+from benchmarks.report import publish, row
 from benchmarks.sampler import initial_states, load_model, synchronize
 from glauber.estimators import coupling_time, influence, log_conditionals, rectangle_test
 from glauber.estimators import maximal_coupling_step
@@ -40,11 +40,9 @@ from glauber.mlm_backend import HFMaskedLM
 
 def throughput(mlm: HFMaskedLM, queries: int, seconds: float, rows_per_call: int) -> dict:
     """Queries/s, model FLOP/s and their fraction of matmul FLOP/s at ``rows_per_call`` rows."""
-    cfg, length = mlm.model.config, mlm.n + 2
     rows = min(rows_per_call, queries)
-    peak = matmul_flops(rows * length, int(cfg.hidden_size), int(cfg.intermediate_size),
-                        next(mlm.model.parameters()).dtype, str(mlm.device))["wall"]
-    flops = queries * masked_lm_flops(cfg, length) / seconds
+    peak = feed_forward_matmul_flops(mlm, rows)["wall"]
+    flops = queries * masked_lm_flops(mlm.model.config, mlm.n + 2) / seconds
     return {"queries": queries, "seconds": seconds, "queries_per_s": queries / seconds,
             "model_flops_per_s": flops, "matmul_flops_per_s": peak, "matmul_fraction": flops / peak,
             "rows_per_call": rows}
@@ -174,9 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(machine_info())
     result = run(args.model, args.n, args.rectangles, args.contexts, args.pairs, args.steps,
                  args.device, args.dtype)
-    print_rows(result["rows"])
-    if args.json:
-        write_json_atomic(args.json, result)
+    publish(result, args.json)
     return 0
 
 

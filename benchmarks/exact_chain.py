@@ -31,7 +31,7 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.measure import clock, machine_info
-from benchmarks.report import print_rows, row, write_json_atomic
+from benchmarks.report import publish, row
 from glauber.errors import GlauberError
 from glauber.toy_models import CurieWeissLumpedChain, ExactChain, IsingModel
 from glauber.toy_models.stationary import stationary_distribution
@@ -427,9 +427,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         largest={"budget_seconds": args.budget},
         torch_mixing={"sizes": tuple(args.torch_sizes), "device": args.device},
     )
-    print_rows(result["rows"])
-    if args.json:
-        write_json_atomic(args.json, result)
+    publish(result, args.json)
     return 0
 
 

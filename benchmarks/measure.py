@@ -80,6 +80,17 @@ def matmul_flops(m: int, k: int, n: int, dtype: Any = None, device: str = "cpu",
     return {"wall": flops / best_wall, "cpu": None if on_cuda else flops / max(best_cpu, 1e-9)}
 
 
+def feed_forward_matmul_flops(mlm: Any, sequences: int) -> dict:
+    """:func:`matmul_flops` on the feed-forward shape of a masked LM's encoder at ``sequences``
+    sequences of ``n + 2`` tokens, ``[sequences (n + 2), hidden] @ [hidden, intermediate]``, in
+    the model's dtype on its device: the reference a model FLOP rate at that batch is a
+    fraction of."""
+    cfg = mlm.model.config
+    return matmul_flops(sequences * (mlm.n + 2), int(cfg.hidden_size),
+                        int(cfg.intermediate_size), next(mlm.model.parameters()).dtype,
+                        str(mlm.device))
+
+
 def cpu_model() -> str:
     """The CPU's ``model name`` from ``/proc/cpuinfo`` (``platform.processor()`` elsewhere)."""
     try:

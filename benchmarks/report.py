@@ -66,6 +66,14 @@ def print_rows(rows: list[dict]) -> None:
     print(markdown_table(rows), flush=True)
 
 
+def publish(result: dict, json_path: str | os.PathLike | None = None) -> None:
+    """What a benchmark script ends with: print ``result["rows"]`` as the markdown table and,
+    when ``json_path`` is given, write the whole ``result`` there (:func:`write_json_atomic`)."""
+    print_rows(result["rows"])
+    if json_path:
+        write_json_atomic(json_path, result)
+
+
 def jsonable(obj: Any) -> Any:
     """``obj`` with arrays and numpy scalars as lists/numbers, non-finite floats as strings."""
     if isinstance(obj, dict):

@@ -31,9 +31,9 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
 import torch
 
 from benchmarks.flops import masked_lm_flops, parameter_estimate
-from benchmarks.measure import clock, clock_cpu, machine_info, matmul_flops
+from benchmarks.measure import clock, clock_cpu, feed_forward_matmul_flops, machine_info
 from benchmarks.random_models import BERT_BASE, random_bert
-from benchmarks.report import print_rows, row, write_json_atomic
+from benchmarks.report import publish, row
 from glauber.estimators import glauber_chains
 from glauber.mlm_backend import HFMaskedLM, antibody_states, load_antiberty
 
@@ -111,10 +111,8 @@ def batched_rate(mlm: HFMaskedLM, batch: int, n_steps: int, tau: float = 1.0) ->
     glauber_chains(mlm, tau, states, 1, seed=1)
     synchronize(mlm)
     wall, cpu, _ = clock_cpu(lambda: glauber_chains(mlm, tau, states, n_steps, seed=0))
-    cfg, length = mlm.model.config, mlm.n + 2
-    flops = batch * n_steps * masked_lm_flops(cfg, length)
-    peak = matmul_flops(batch * length, int(cfg.hidden_size), int(cfg.intermediate_size),
-                        next(mlm.model.parameters()).dtype, str(mlm.device))
+    flops = batch * n_steps * masked_lm_flops(mlm.model.config, mlm.n + 2)
+    peak = feed_forward_matmul_flops(mlm, batch)
     return {
         "batch": batch, "steps": n_steps, "seconds": wall, "cpu_seconds": cpu,
         "chain_steps_per_s": batch * n_steps / wall, "model_flops_per_s": flops / wall,
@@ -284,9 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                  args.baseline_steps, args.head_batch, args.device, args.dtype)
     print(f"model FLOPs per query: {result['flops_per_query']:.4g} (exact); "
           f"2N estimate {result['flops_per_query_2N_estimate']:.4g}")
-    print_rows(result["rows"])
-    if args.json:
-        write_json_atomic(args.json, result)
+    publish(result, args.json)
     return 0
 
 

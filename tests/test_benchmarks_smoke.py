@@ -174,3 +174,15 @@ def test_run_all_writes_both_files_atomically(tmp_path, monkeypatch):
     md = (tmp_path / "results.md").read_text()
     assert "| toy | 1 s | 2 s | 2x | >= 1x | yes |" in md
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json", "results.md"]
+
+
+@pytest.mark.mlm
+def test_memory_benchmark_smoke():
+    """Both child processes report a peak RSS above what loading the model took."""
+    from benchmarks import memory
+
+    res = memory.run(batch=8, n=8, steps=1)
+    for key in ("sub_batched", "unbatched"):
+        assert res[key]["peak_bytes"] >= res[key]["loaded_bytes"] > 0
+    _check_rows(res["rows"])
+    assert res["rows"][0]["met"] is True  # 8 chains of 8 sites are far below 4 GiB
