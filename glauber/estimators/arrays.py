@@ -106,6 +106,14 @@ def jsonable(value: Any) -> Any:
     return value
 
 
+class JsonResult:
+    """Mixin of the estimators' frozen result dataclasses: ``to_dict()`` via :func:`jsonable`."""
+
+    def to_dict(self) -> dict:
+        """JSON-safe dictionary of every field (arrays as lists, +-inf as strings, NaN as None)."""
+        return jsonable(self.__dict__)
+
+
 def _torch() -> Any:
     import torch
 

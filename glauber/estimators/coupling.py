@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from glauber.errors import InvalidParameterError
-from glauber.estimators.arrays import is_torch, jsonable, like, namespace, to_numpy
+from glauber.estimators.arrays import JsonResult, is_torch, like, namespace, to_numpy
 from glauber.estimators.conditionals import host_states, trusted_inputs
 from glauber.estimators.protocol import ConditionalModel
 from glauber.estimators.sampler import (
@@ -113,7 +113,7 @@ def coupled_step(
 
 
 @dataclass(frozen=True)
-class CouplingResult:
+class CouplingResult(JsonResult):
     """Result of :func:`coupling_time`.
 
     Attributes
@@ -138,10 +138,6 @@ class CouplingResult:
     median_exceeds_budget: bool
     budget: int
     tau: float
-
-    def to_dict(self) -> dict:
-        """JSON-safe dictionary of every field."""
-        return jsonable(self.__dict__)
 
 
 def coupling_time(

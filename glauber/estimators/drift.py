@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from glauber.errors import InvalidParameterError, VocabularyError
-from glauber.estimators.arrays import jsonable, to_numpy
+from glauber.estimators.arrays import JsonResult, to_numpy
 from glauber.estimators.conditionals import host_states, iter_log_conditionals
 from glauber.estimators.protocol import ConditionalModel
 from glauber.theory.drift import BandDriftBound, band_drift_escape_bound, boundary_drift_as_printed
@@ -31,7 +31,7 @@ from glauber.theory.validation import check_positive_int, check_tau
 
 
 @dataclass(frozen=True)
-class DriftResult:
+class DriftResult(JsonResult):
     """Result of :func:`drift`.
 
     Attributes
@@ -80,10 +80,6 @@ class DriftResult:
     certificate: BandDriftBound | None
     vacuous: bool | None
     rigorous: bool
-
-    def to_dict(self) -> dict:
-        """JSON-safe dictionary."""
-        return jsonable(self.__dict__)
 
 
 def drift(

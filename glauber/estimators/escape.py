@@ -17,7 +17,7 @@ from typing import Any, Callable
 import numpy as np
 
 from glauber.errors import BasinError, InvalidParameterError
-from glauber.estimators.arrays import jsonable, like, namespace, to_numpy
+from glauber.estimators.arrays import JsonResult, like, namespace, to_numpy
 from glauber.estimators.conditionals import host_states, iter_log_conditionals
 from glauber.estimators.protocol import ConditionalModel
 from glauber.theory.validation import check_positive_int, check_tau
@@ -94,7 +94,7 @@ def exit_mask(
 
 
 @dataclass(frozen=True)
-class EscapeResult:
+class EscapeResult(JsonResult):
     """Result of :func:`escape_probability`.
 
     Attributes
@@ -121,10 +121,6 @@ class EscapeResult:
     exit_sites: np.ndarray
     weighted: bool
     tau: float
-
-    def to_dict(self) -> dict:
-        """JSON-safe dictionary."""
-        return jsonable(self.__dict__)
 
 
 def escape_probability(

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from glauber.errors import InvalidParameterError, StateSpaceTooLargeError
-from glauber.estimators.arrays import jsonable, like, namespace, to_numpy
+from glauber.estimators.arrays import JsonResult, like, namespace, to_numpy
 from glauber.estimators.conditionals import host_states, iter_log_conditionals
 from glauber.estimators.protocol import ConditionalModel
 from glauber.estimators.sampler import SeedLike, concat
@@ -30,7 +30,7 @@ _CHECK_ATOL = 1e-6
 
 
 @dataclass(frozen=True)
-class InfluenceResult:
+class InfluenceResult(JsonResult):
     """Result of :func:`influence`.
 
     Attributes
@@ -80,10 +80,6 @@ class InfluenceResult:
     lemma6_consistent: bool
     tanh_consistent: bool
     corollary7: bool
-
-    def to_dict(self) -> dict:
-        """JSON-safe dictionary (matrices as nested lists, ``inf`` as ``"inf"``)."""
-        return jsonable(self.__dict__)
 
 
 def influence(

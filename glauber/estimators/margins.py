@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from glauber.errors import InvalidParameterError
-from glauber.estimators.arrays import jsonable, like, namespace, take_rows, to_numpy
+from glauber.estimators.arrays import JsonResult, like, namespace, take_rows, to_numpy
 from glauber.estimators.conditionals import host_states, iter_log_conditionals
 from glauber.estimators.escape import Basin, basin_states, exit_mask
 from glauber.estimators.protocol import ConditionalModel
@@ -35,7 +35,7 @@ from glauber.theory.validation import check_positive_int, check_tau
 
 
 @dataclass(frozen=True)
-class BasinMargins:
+class BasinMargins(JsonResult):
     """Assumption 1 and Theorem 8 on the basin states of :func:`margins`.
 
     Attributes
@@ -71,13 +71,9 @@ class BasinMargins:
     sharper_escape_bound: float | None
     tmix_lower_bound: float | None
 
-    def to_dict(self) -> dict:
-        """JSON-safe dictionary."""
-        return jsonable(self.__dict__)
-
 
 @dataclass(frozen=True)
-class MarginsResult:
+class MarginsResult(JsonResult):
     """Result of :func:`margins`.
 
     Attributes
@@ -113,10 +109,6 @@ class MarginsResult:
     trap_sharper_escape_bound: np.ndarray | None
     trap_tmix_lower_bound: np.ndarray | None
     basin: BasinMargins | None
-
-    def to_dict(self) -> dict:
-        """JSON-safe dictionary."""
-        return jsonable(self.__dict__)
 
 
 def margins(

@@ -27,7 +27,7 @@ import numpy as np
 from scipy import stats
 
 from glauber.errors import InvalidParameterError
-from glauber.estimators.arrays import is_torch, jsonable, namespace, take_rows, to_numpy
+from glauber.estimators.arrays import JsonResult, is_torch, namespace, take_rows, to_numpy
 from glauber.estimators.conditionals import host_states, iter_log_conditionals
 from glauber.estimators.protocol import ConditionalModel
 from glauber.estimators.sampler import SeedLike
@@ -39,7 +39,7 @@ _DEFAULT_ATOL = {"float64": 1e-9, "float32": 1e-4}
 
 
 @dataclass(frozen=True)
-class Rectangles:
+class Rectangles(JsonResult):
     """The rectangles of one :func:`rectangle_test` (arrays of shape ``(R,)``).
 
     ``state_index`` indexes the ``states`` passed in; ``a = x_i``, ``a_prime = A'``, ``b = x_j``,
@@ -55,13 +55,9 @@ class Rectangles:
     b_prime: np.ndarray
     delta: np.ndarray
 
-    def to_dict(self) -> dict:
-        """JSON-safe dictionary of lists."""
-        return jsonable(self.__dict__)
-
 
 @dataclass(frozen=True)
-class RectangleTestResult:
+class RectangleTestResult(JsonResult):
     """Summary of :func:`rectangle_test`.
 
     Attributes
@@ -109,10 +105,6 @@ class RectangleTestResult:
     n_above_atol: int
     compatible_within_atol: bool
     rectangles: Rectangles
-
-    def to_dict(self) -> dict:
-        """JSON-safe dictionary (the rectangles as lists)."""
-        return jsonable(self.__dict__)
 
 
 def rectangle_test(
@@ -235,7 +227,7 @@ def rectangle_test(
 
 
 @dataclass(frozen=True)
-class ArnoldPressResult:
+class ArnoldPressResult(JsonResult):
     """Result of :func:`arnold_press_statistic`.
 
     Attributes
@@ -260,10 +252,6 @@ class ArnoldPressResult:
     i: int
     j: int
     tau: float
-
-    def to_dict(self) -> dict:
-        """JSON-safe dictionary."""
-        return jsonable(self.__dict__)
 
 
 def arnold_press_statistic(

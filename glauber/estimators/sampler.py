@@ -17,7 +17,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from glauber.errors import FrozenSitesError, InvalidParameterError, NonFiniteScoresError
-from glauber.estimators.arrays import is_torch, jsonable, like, namespace, to_numpy
+from glauber.estimators.arrays import JsonResult, is_torch, like, namespace, to_numpy
 from glauber.estimators.conditionals import (
     host_states,
     iter_log_conditionals,
@@ -206,7 +206,7 @@ def to_model_library(model: ConditionalModel, states: np.ndarray, site: int, tau
 
 
 @dataclass(frozen=True)
-class ChainsResult:
+class ChainsResult(JsonResult):
     """Result of :func:`glauber_chains`.
 
     Attributes
@@ -231,10 +231,6 @@ class ChainsResult:
     n_steps: int
     frozen: np.ndarray
     seed: int | None
-
-    def to_dict(self) -> dict:
-        """JSON-safe dictionary (lists of ints) of every field."""
-        return jsonable(self.__dict__)
 
 
 def glauber_chains(
