@@ -15,6 +15,13 @@ tiny transition probabilities (low temperature) survive squaring; the relative e
 computed ``P^t`` entry is at most about ``t S u`` (``u = 1.1e-16``, ``S`` states) in the worst
 case and far smaller in practice. ``d(t)`` itself carries an absolute error of about ``1e-16``
 from subtracting ``pi``, so ``d(t)`` below ~1e-15 is rounding noise.
+
+Memory: every product is written into a preallocated buffer (``matmul(out=...)``) and
+renormalised in place, and ``d(t)`` is computed in row blocks of at most ``BLOCK_ELEMENTS``
+entries, so no full-size temporary is ever made. ``mixing_time`` holds at most
+``ceil(log2 t_mix) + 1`` full ``S x S`` matrices at once, ``P`` included (the stored powers; the
+bisection reuses the buffers of powers it no longer needs); the values are the same, operation
+for operation, as those of the straightforward ``A @ B / rowsums`` and ``|A - pi|.sum(1).max()``.
 """
 
 from __future__ import annotations
@@ -32,6 +39,8 @@ from glauber.theory.validation import check_eps, check_nonnegative_int
 MAX_DENSE_STATES = 4096
 #: Doubling stops at ``t = 2**MAX_DOUBLINGS`` steps.
 MAX_DOUBLINGS = 62
+#: Entries per row block of the distance computation (2**22 float64 = 32 MiB of scratch).
+BLOCK_ELEMENTS = 2**22
 
 Backend = Literal["numpy", "torch"]
 
@@ -78,32 +87,108 @@ class _Dense:
         else:
             raise InvalidParameterError(f"unknown backend {backend!r}; use 'numpy' or 'torch'")
 
-    def identity(self) -> Any:
+    def empty(self) -> Any:
+        """An uninitialised ``S x S`` float64 buffer on the algebra's device."""
         S = self.P.shape[0]
         if self.torch is None:
-            return np.eye(S)
-        return self.torch.eye(S, dtype=self.torch.float64, device=self.P.device)
+            return np.empty((S, S))
+        return self.torch.empty((S, S), dtype=self.torch.float64, device=self.P.device)
 
-    def matmul(self, A: Any, B: Any) -> Any:
-        """``A @ B`` with each row renormalised to sum 1."""
-        C = A @ B
-        return C / C.sum(1)[:, None]
+    def matmul(self, A: Any, B: Any, out: Any) -> Any:
+        """``out <- A @ B`` with each row renormalised to sum 1 in place; returns ``out``.
 
-    def distance(self, A: Any) -> float:
-        """Worst-start TV ``max_x 0.5 * sum_y |A(x, y) - pi(y)|``."""
-        return float(0.5 * abs(A - self.pi[None, :]).sum(1).max())
+        ``out`` must be a buffer from :meth:`empty` that is neither ``A`` nor ``B``.
+        """
+        if self.torch is None:
+            np.matmul(A, B, out=out)
+        else:
+            self.torch.matmul(A, B, out=out)
+        out /= out.sum(1)[:, None]
+        return out
 
-    def power(self, t: int, cache: list[Any]) -> Any:
-        """``P^t`` from the binary expansion of ``t``; ``cache[k]`` holds ``P^(2^k)`` (extended)."""
+    def distance(self, A: Any | None) -> float:
+        """Worst-start TV ``max_x 0.5 * sum_y |A(x, y) - pi(y)|``; ``A = None`` is the identity.
+
+        Computed in row blocks (:func:`worst_start_tv`), without a full-size temporary.
+        """
+        return worst_start_tv(A, self.pi, self.P.shape[0])
+
+    def power(self, t: int, cache: list[Any], work: list[Any]) -> Any | None:
+        """``P^t`` from the binary expansion of ``t`` (``None`` for ``t = 0``, the identity).
+
+        ``cache[k]`` holds ``P^(2^k)`` and is extended as needed; partial products go into the
+        (at most two) reusable buffers of ``work``, so the result is valid until the next call.
+        """
         result = None
         k = 0
         while t >> k:
             if k == len(cache):
-                cache.append(self.matmul(cache[-1], cache[-1]))
+                cache.append(self.matmul(cache[-1], cache[-1], self.empty()))
             if (t >> k) & 1:
-                result = cache[k] if result is None else self.matmul(result, cache[k])
+                if result is None:
+                    result = cache[k]
+                else:
+                    free = [w for w in work if w is not result]
+                    if not free:
+                        free = [self.empty()]
+                        work.append(free[0])
+                    result = self.matmul(result, cache[k], free[0])
             k += 1
-        return self.identity() if result is None else result
+        return result
+
+
+def worst_start_tv(A: Any | None, pi: Any, S: int | None = None) -> float:
+    """Worst-start TV distance ``max_x 0.5 * sum_y |A(x, y) - pi(y)|`` in row blocks.
+
+    Blocks of ``max(1, BLOCK_ELEMENTS // S)`` rows go through one scratch buffer, so no
+    full-size temporary is made; each row's sum is formed exactly as in
+    ``0.5 * abs(A - pi).sum(1).max()``, so the value is the same (LPW 2nd ed. Section 4.4).
+
+    Parameters
+    ----------
+    A : numpy.ndarray or torch.Tensor of float64, shape (S, S), or None
+        Row-stochastic matrix (``P^t``); ``None`` stands for the identity (``t = 0``).
+    pi : numpy.ndarray or torch.Tensor of float64, shape (S,)
+        Stationary distribution, of the same array library (and device) as ``A``.
+    S : int, optional
+        Number of states (default ``len(pi)``).
+
+    Returns
+    -------
+    float
+    """
+    S = int(pi.shape[0]) if S is None else S
+    rows = max(1, min(S, BLOCK_ELEMENTS // max(S, 1)))
+    if isinstance(pi, np.ndarray):
+        scratch = np.empty((rows, S))
+        worst = 0.0
+        for lo in range(0, S, rows):
+            block = scratch[: min(rows, S - lo)]
+            if A is None:
+                block.fill(0.0)
+                block[np.arange(len(block)), lo + np.arange(len(block))] = 1.0
+                block -= pi
+            else:
+                np.subtract(A[lo : lo + len(block)], pi, out=block)
+            np.abs(block, out=block)
+            worst = max(worst, float(block.sum(1).max()))
+        return 0.5 * worst
+    import torch
+
+    scratch = torch.empty((rows, S), dtype=torch.float64, device=pi.device)
+    worst_t = torch.zeros((), dtype=torch.float64, device=pi.device)
+    for lo in range(0, S, rows):
+        block = scratch[: min(rows, S - lo)]
+        if A is None:
+            block.zero_()
+            index = torch.arange(len(block), device=pi.device)
+            block[index, lo + index] = 1.0
+            block -= pi
+        else:
+            torch.sub(A[lo : lo + len(block)], pi, out=block)
+        block.abs_()
+        worst_t = torch.maximum(worst_t, block.sum(1).max())
+    return float(0.5 * worst_t)
 
 
 def distance_curve(
@@ -147,8 +232,11 @@ def distance_curve(
     """
     times = [check_nonnegative_int(t, "time t") for t in ts]
     algebra = _Dense(P, pi, backend, device, max_dense_states)
-    cache = [algebra.P]
-    return np.array([algebra.distance(algebra.power(t, cache)) for t in times], dtype=np.float64)
+    cache: list[Any] = [algebra.P]
+    work: list[Any] = []
+    return np.array(
+        [algebra.distance(algebra.power(t, cache, work)) for t in times], dtype=np.float64
+    )
 
 
 def worst_start_distance(
@@ -186,7 +274,8 @@ def mixing_time(
     Doubling finds ``k`` with ``d(2^(k-1)) > eps >= d(2^k)`` while storing ``P^(2^j)``; a greedy
     bisection over the binary digits below ``2^(k-1)`` then finds the largest ``t`` with
     ``d(t) > eps`` using the stored powers (``d`` is non-increasing). Cost: about ``2 log2 t_mix``
-    dense products and as many stored ``S x S`` matrices.
+    dense products; at most ``ceil(log2 t_mix) + 1`` ``S x S`` matrices are held at once
+    (``P`` included), with no full-size temporaries.
 
     Parameters
     ----------
@@ -216,23 +305,26 @@ def mixing_time(
     """
     eps = check_eps(eps)
     algebra = _Dense(P, pi, backend, device, max_dense_states)
-    if algebra.distance(algebra.identity()) <= eps:
+    if algebra.distance(None) <= eps:
         return 0
-    powers = [algebra.P]  # powers[k] = P^(2^k)
-    while algebra.distance(powers[-1]) > eps:
+    powers = [algebra.P]  # powers[k] = P^(2^k); powers[0] may be the caller's array: never written
+    while (d := algebra.distance(powers[-1])) > eps:
         if len(powers) > MAX_DOUBLINGS:
             raise ConvergenceError(
-                f"worst-start distance is still {algebra.distance(powers[-1]):.3g} > eps = {eps} "
-                f"at t = 2**{MAX_DOUBLINGS}; the chain is numerically reducible at this "
-                "temperature: raise tau"
+                f"worst-start distance is still {d:.3g} > eps = {eps} at t = 2**{MAX_DOUBLINGS}; "
+                "the chain is numerically reducible at this temperature: raise tau"
             )
-        powers.append(algebra.matmul(powers[-1], powers[-1]))
+        powers.append(algebra.matmul(powers[-1], powers[-1], algebra.empty()))
     k = len(powers) - 1
     if k == 0:
         return 1
-    last_far, current = 2 ** (k - 1), powers[k - 1]  # d(last_far) > eps >= d(2^k)
+    # d(last_far) > eps >= d(2^k). P^(2^k) is not needed below: its buffer becomes the spare
+    # that receives each candidate, and every P^(2^j) is dropped once used, so the bisection
+    # never holds more matrices than the doubling did.
+    spare = powers.pop()
+    last_far, current = 2 ** (k - 1), powers.pop()
     for j in range(k - 2, -1, -1):
-        candidate = algebra.matmul(current, powers[j])
+        candidate = algebra.matmul(current, powers.pop(), spare)
         if algebra.distance(candidate) > eps:
-            last_far, current = last_far + 2**j, candidate
+            last_far, current, spare = last_far + 2**j, candidate, current
     return last_far + 1

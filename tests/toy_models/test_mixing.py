@@ -25,7 +25,13 @@ from glauber.errors import (
 )
 from glauber.toy_models.base import FunctionModel
 from glauber.toy_models.exact_chain import ExactChain
-from glauber.toy_models.mixing import distance_curve, mixing_time, worst_start_distance
+from glauber.toy_models import mixing
+from glauber.toy_models.mixing import (
+    distance_curve,
+    mixing_time,
+    worst_start_distance,
+    worst_start_tv,
+)
 from glauber.toy_models.stationary import gth_stationary
 
 from ._support import exact_stationary
@@ -176,6 +182,64 @@ def test_torch_cpu_backend_agrees_with_numpy(seed: int, S: int, spread: float) -
     d_numpy = distance_curve(P, pi, range(200))
     assume(np.all(np.abs(d_numpy - 0.25) > 1e-9))
     assert mixing_time(P, pi, backend="torch", device="cpu") == mixing_time(P, pi)
+
+
+def straightforward_mixing_time(P: np.ndarray, pi: np.ndarray, eps: float) -> int:
+    """Doubling + bisection with full-size temporaries everywhere (the unblocked algorithm)."""
+
+    def step(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+        C = A @ B
+        return C / C.sum(1)[:, None]
+
+    def dist(A: np.ndarray) -> float:
+        return float(0.5 * abs(A - pi[None, :]).sum(1).max())
+
+    if dist(np.eye(len(pi))) <= eps:
+        return 0
+    powers = [P]
+    while dist(powers[-1]) > eps:
+        powers.append(step(powers[-1], powers[-1]))
+    k = len(powers) - 1
+    if k == 0:
+        return 1
+    last_far, current = 2 ** (k - 1), powers[k - 1]
+    for j in range(k - 2, -1, -1):
+        candidate = step(current, powers[j])
+        if dist(candidate) > eps:
+            last_far, current = last_far + 2**j, candidate
+    return last_far + 1
+
+
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    S=st.integers(2, 30),
+    spread=st.floats(0.0, 6.0),
+    rows_per_block=st.integers(1, 4),
+    eps=st.floats(0.01, 0.9),
+)
+@settings(max_examples=30, deadline=None)
+def test_row_blocked_algebra_equals_straightforward(
+    seed: int, S: int, spread: float, rows_per_block: int, eps: float
+) -> None:
+    # Several row blocks (1-4 rows each); each row's sum is formed as in the one-shot formula,
+    # so the blocked distance, the in-place products and hence t_mix must be identical.
+    P, pi = random_chain(seed, S, spread)
+    P_before = P.copy()
+    A = np.linalg.matrix_power(P, 3)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(mixing, "BLOCK_ELEMENTS", rows_per_block * S)
+        assert worst_start_tv(A, pi) == float(0.5 * np.abs(A - pi).sum(1).max())
+        assert worst_start_tv(None, pi) == float(0.5 * np.abs(np.eye(S) - pi).sum(1).max())
+        for backend in ("numpy", "torch"):
+            assert mixing_time(P, pi, eps, backend, "cpu") == straightforward_mixing_time(
+                P, pi, eps
+            )
+        At, pit = torch.from_numpy(A), torch.from_numpy(pi)
+        ref = float(0.5 * (At - pit).abs().sum(1).max())
+        assert worst_start_tv(At, pit) == pytest.approx(ref, rel=0, abs=1e-15)
+        blocked = distance_curve(P, pi, [0, 1, 3, 50])
+    np.testing.assert_array_equal(blocked, distance_curve(P, pi, [0, 1, 3, 50]))
+    np.testing.assert_array_equal(P, P_before)  # the caller's matrix is never written
 
 
 def test_mixing_time_zero_when_d0_is_below_eps() -> None:
