@@ -266,7 +266,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--model", default="antiberty", choices=["antiberty", "bert-base-random"])
     parser.add_argument("--n", type=int, default=20)
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--dtype", default=None, help="float32 (default), bfloat16 (CPU or CUDA), float16 (CUDA)")
+    parser.add_argument("--dtype", default=None,
+                        help="float32 (default), bfloat16 (CPU or CUDA), float16 (CUDA)")
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[64, 256, 1024])
     parser.add_argument("--steps", type=int, nargs="+", default=[4, 2, 1],
                         help="steps timed at each batch size")

@@ -18,7 +18,7 @@ def is_torch(x: Any) -> bool:
 
 
 def to_numpy(x: Any, dtype: Any = None) -> np.ndarray:
-    """Return ``x`` as a numpy array on the host (float tensors keep their precision, bf16 -> fp32)."""
+    """Return ``x`` as a numpy array on the host (floats keep their precision; bf16 -> fp32)."""
     if is_torch(x):
         t = x.detach()
         if t.dtype.is_floating_point and t.dtype not in (_torch().float32, _torch().float64):

@@ -24,6 +24,7 @@ from glauber.theory.contraction import ContractionCertificate
 
 Matrix = tuple[tuple[float, ...], ...]
 
+
 @dataclass(frozen=True)
 class Claim:
     """One statement of the paper (or its correction) confronted with this model.
@@ -426,6 +427,7 @@ def _decode(tp: Any, data: Any, where: str) -> Any:
         if not (tp is int and isinstance(data, bool)):
             return data
     raise InvalidParameterError(f"{where} must be of type {tp.__name__}, got {data!r}")
+
 
 __all__ = [
     "BasinSummary",

@@ -79,8 +79,6 @@ def make_executor(ray: str | bool | None = None) -> Executor:
     return RayExecutor(None if ray is True or ray == "" else str(ray))
 
 
-
-
 def run_cells(
     log: Any,
     fn: Callable[[dict], dict],

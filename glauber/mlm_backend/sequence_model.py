@@ -32,7 +32,6 @@ class TokenSequenceModel:
 
         return natural_states(self)
 
-
     vocabulary: TokenVocabulary
     device: torch.device
     dtype: torch.dtype

@@ -47,7 +47,6 @@ def _product(a: Matrix, b: Matrix) -> Matrix:
     return np.asarray(a @ b)
 
 
-
 class CurieWeissModel(ToyModel):
     """Curie–Weiss model as a conditional model.
 

@@ -25,7 +25,6 @@ from glauber.toy_models.base import ToyModel
 Coupling = float | str | Mapping[Any, float]
 
 
-
 def graph_sites(graph: nx.Graph) -> tuple[Any, ...]:
     """Check ``graph`` and return its nodes in site order, ``sorted(graph.nodes)``.
 

@@ -17,7 +17,6 @@ from glauber.theory.validation import check_finite_float, check_positive_int
 from glauber.toy_models.base import ToyModel
 
 
-
 class PlantedBasinModel(ToyModel):
     """A planted token that reinforces itself.
 
