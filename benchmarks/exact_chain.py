@@ -10,7 +10,11 @@ Three measurements, each against a baseline timed in the same run:
     the sparse direct solve, with the residual ``||pi P - pi||_1`` and the largest relative error
     against the exact Gibbs law computed in log space;
 (c) the largest chain ``ExactChain`` takes through transition matrix, stationary law and
-    ``t_mix`` in a time budget.
+    ``t_mix`` in a time budget;
+(d) sparse point-mass stepping (:mod:`glauber.toy_models.stepping`) against repeated squaring on
+    fast chains, where stepping should win, and the ``"auto"`` choice between them;
+(e) the torch float64 backends (dense squaring and sparse stepping) on a device, against the
+    numpy backend (``--parts torch_mixing``; the GPU script runs it on CUDA).
 
 Run ``python benchmarks/exact_chain.py`` (``--help`` for options).
 """
@@ -116,7 +120,9 @@ def ising_chain(graph: nx.Graph, beta: float) -> ExactChain:
 def exact_chain_case(label: str, chain: ExactChain, eps: float, max_s: float) -> dict:
     """:func:`compare_mixing` for an :class:`ExactChain` (``P`` and ``pi`` computed beforehand)."""
     P, pi = chain.dense_transition_matrix(), chain.stationary()
-    return compare_mixing(label, P, pi, lambda: chain.mixing_time(eps), eps, max_s)
+    return compare_mixing(
+        label, P, pi, lambda: chain.mixing_time(eps, method="squaring"), eps, max_s
+    )
 
 
 def lumped_case(label: str, chain: CurieWeissLumpedChain, eps: float, max_s: float) -> dict:
@@ -236,15 +242,16 @@ def full_analysis(n_sites: int, beta: float, eps: float) -> dict:
 
 
 def largest_chain_benchmark(
-    sizes: Sequence[int] = (8, 10, 11, 12, 13),
+    sizes: Sequence[int] = (8, 10, 11, 12, 13, 14),
     beta: float = 0.3,
     eps: float = 0.25,
     budget_seconds: float = 60.0,
 ) -> dict:
     """(c): time the full analysis on growing cycles; stop after the first size over budget.
 
-    A size that ``ExactChain`` refuses (``StateSpaceTooLargeError``: the dense matrix powers stop
-    at 4096 states by default) is recorded with the message and ends the sweep.
+    ``t_mix`` is found by ``"auto"``: squaring or stepping up to 4096 states, sparse stepping
+    above. A size that ``ExactChain`` refuses (``StateSpaceTooLargeError``, over its
+    ``max_states``) is recorded with the message and ends the sweep.
     """
     runs: list[dict] = []
     for n_sites in sizes:
@@ -268,23 +275,45 @@ def lumped_large(n: int = 1000, alpha: float = 0.5, eps: float = 0.25) -> dict:
     return {"n": n, "alpha": alpha, "levels": n + 1, "t_mix": t_mix, "seconds": seconds}
 
 
-# ----------------------------------------------------------- (d) dense algebra in torch
+# ------------------------------------------------------- (d) stepping vs squaring, "auto"
+def method_benchmark(
+    cases: Sequence[tuple[int, float]] = ((12, 0.3), (10, 1.0)),
+    eps: float = 0.25,
+) -> list[dict]:
+    """(d): exact ``t_mix`` of Ising on the ``n``-cycle at ``beta`` by squaring, by sparse
+    stepping and by ``"auto"``, each timed once on the same ``P`` and ``pi`` (built beforehand)."""
+    out = []
+    for n_sites, beta in cases:
+        chain = ising_chain(nx.cycle_graph(n_sites), beta)
+        chain.dense_transition_matrix(), chain.stationary()
+        entry: dict[str, Any] = {"sites": n_sites, "states": chain.num_states, "beta": beta}
+        for method in ("squaring", "stepping", "auto"):
+            seconds, t_mix = clock(lambda: chain.mixing_time(eps, method=method))
+            entry[f"seconds_{method}"], entry[f"t_mix_{method}"] = seconds, int(t_mix)
+        entry["agree"] = len({entry[f"t_mix_{m}"] for m in ("squaring", "stepping", "auto")}) == 1
+        entry["speedup"] = entry["seconds_squaring"] / entry["seconds_stepping"]
+        out.append(entry)
+    return out
+
+
+# ------------------------------------------------------------ (e) the torch backends
 def torch_mixing_benchmark(
     sizes: Sequence[int] = (12, 14, 16),
     beta: float = 0.3,
     eps: float = 0.25,
     device: str | None = None,
     numpy_baseline_sites: int = 12,
+    max_squaring_sites: int = 15,
 ) -> list[dict]:
-    """``t_mix`` of Ising on the ``n``-cycle with the dense algebra in torch float64 on ``device``
-    (CUDA when available), and the numpy backend at ``numpy_baseline_sites`` as the baseline.
+    """``t_mix`` of Ising on the ``n``-cycle with the torch float64 backend on ``device`` (CUDA
+    when available) by dense squaring (up to ``max_squaring_sites`` sites) and by sparse
+    stepping, and with the numpy backend at ``numpy_baseline_sites`` as the baseline.
 
     ``ExactChain`` builds ``P`` and the stationary law (``"auto"``: the Krylov solve above 8192
-    states, its relative error against the exact Gibbs law is reported);
-    :func:`glauber.toy_models.mixing.mixing_time` is called directly because
-    ``ExactChain.mixing_time`` keeps the default 4096-state cap of the dense algebra. Every
-    stored power costs ``8 S^2`` bytes (32 GiB at ``2^16`` states) and the doubling stores about
-    ``log2 t_mix`` of them; a size that runs out of memory is recorded with the error.
+    states; its relative error against the exact Gibbs law is reported). Squaring stores about
+    ``log2 t_mix`` powers of ``8 S^2`` bytes (32 GiB each at ``2^16`` states: more than one
+    H200 holds), stepping two ``S x b`` blocks; a run that still runs out of memory is recorded
+    with the error.
     """
     import torch
 
@@ -293,7 +322,8 @@ def torch_mixing_benchmark(
     out = []
     for n_sites in sizes:
         chain = ExactChain(IsingModel(nx.cycle_graph(n_sites)), 1.0 / beta, max_states=2**n_sites)
-        entry: dict[str, Any] = {"sites": n_sites, "states": chain.num_states}
+        S = chain.num_states
+        entry: dict[str, Any] = {"sites": n_sites, "states": S}
         start = time.perf_counter()
         P = chain.transition_matrix()
         sol = chain.stationary_solution()
@@ -304,19 +334,21 @@ def torch_mixing_benchmark(
                 sol.pi, exact_log_gibbs(chain.model, chain)
             ),
         )
-        backends = [("torch", device)]
+        runs = [("stepping", "torch", device)]
+        if n_sites <= max_squaring_sites:
+            runs.insert(0, ("squaring", "torch", device))
         if n_sites == numpy_baseline_sites:
-            backends.append(("numpy", None))
-        for backend, dev in backends:
+            runs += [("squaring", "numpy", None), ("stepping", "numpy", None)]
+        for method, backend, dev in runs:
+            key = f"{method}_{backend}"
             try:
                 seconds, t_mix = clock(lambda: mixing.mixing_time(
-                    P, sol.pi, eps, backend, dev, max_dense_states=chain.num_states
+                    P, sol.pi, eps, backend, dev, max_dense_states=S, method=method
                 ))
             except (MemoryError, torch.cuda.OutOfMemoryError) as exc:
-                entry[f"error_{backend}"] = f"{type(exc).__name__}: {str(exc)[:200]}"
+                entry[f"error_{key}"] = f"{type(exc).__name__}: {str(exc)[:200]}"
             else:
-                entry[f"seconds_{backend}"] = seconds
-                entry["t_mix"] = t_mix
+                entry[f"seconds_{key}"], entry[f"t_mix_{key}"] = seconds, int(t_mix)
             if torch.cuda.is_available():
                 torch.cuda.empty_cache()
         out.append(entry)
@@ -375,17 +407,28 @@ def summary_rows(result: dict) -> list[dict]:
             f"lumped Curie-Weiss t_mix, n={lump['n']} ({lump['levels']} levels)",
             lump["seconds"], "s", note=f"t_mix={lump['t_mix']}",
         ))
-    for r in result.get("torch_mixing", []):
-        base = r.get("seconds_numpy")
-        torch_s = r.get("seconds_torch", float("nan"))
-        notes = [f"t_mix={r['t_mix']}"] if "t_mix" in r else []
-        notes += ["baseline = numpy backend"] if base is not None else []
-        notes += [r[k][:80] for k in ("error_torch", "error_numpy") if k in r]
+    for m in result.get("methods", []):
+        agree = "" if m["agree"] else ", DISAGREE"
         rows.append(row(
-            f"t_mix torch backend, {r['states']} states", torch_s, "s", base,
-            None if base is None or "seconds_torch" not in r else base / torch_s,
-            note=", ".join(notes),
+            f"t_mix stepping vs squaring: Ising {m['sites']}-cycle beta={m['beta']}",
+            m["seconds_stepping"], "s", m["seconds_squaring"], m["speedup"],
+            note=f"t_mix={m['t_mix_stepping']}, {m['states']} states, auto "
+                 f"{m['seconds_auto']:.3g} s{agree}",
         ))
+    for r in result.get("torch_mixing", []):
+        for key in ("squaring_torch", "stepping_torch", "squaring_numpy", "stepping_numpy"):
+            method, backend = key.split("_")
+            if f"seconds_{key}" not in r and f"error_{key}" not in r:
+                continue
+            base = r.get(f"seconds_{method}_numpy") if backend == "torch" else None
+            measured = r.get(f"seconds_{key}", float("nan"))
+            note = (f"t_mix={r[f't_mix_{key}']}" if f"t_mix_{key}" in r
+                    else r[f"error_{key}"][:80])
+            rows.append(row(
+                f"t_mix {method}, {backend} backend, {r['states']} states", measured, "s", base,
+                None if base is None or f"seconds_{key}" not in r else base / measured,
+                note=note + (", baseline = numpy backend" if base is not None else ""),
+            ))
     return rows
 
 
@@ -395,9 +438,10 @@ PARTS = {
     "stationary": stationary_benchmark,
     "largest": largest_chain_benchmark,
     "lumped_large": lumped_large,
+    "methods": method_benchmark,
     "torch_mixing": torch_mixing_benchmark,
 }
-DEFAULT_PARTS = ("mixing", "stationary", "largest", "lumped_large")
+DEFAULT_PARTS = ("mixing", "stationary", "largest", "lumped_large", "methods")
 
 
 def run(parts: Sequence[str] = DEFAULT_PARTS, **options: dict) -> dict:
@@ -417,6 +461,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="temperatures at which GTH runs at 2^12 states (~1 min each)")
     parser.add_argument("--torch-sizes", type=int, nargs="+", default=[12, 14, 16],
                         help="cycle lengths n (2^n states) of the torch-backend part")
+    parser.add_argument("--max-squaring-sites", type=int, default=15,
+                        help="largest cycle the torch-backend part squares (above: stepping only)")
     parser.add_argument("--device", default=None, help="torch device of the torch-backend part")
     parser.add_argument("--json", help="also write the results to this JSON file")
     args = parser.parse_args(argv)
@@ -425,7 +471,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.parts,
         stationary={"gth_betas": tuple(args.gth_betas)},
         largest={"budget_seconds": args.budget},
-        torch_mixing={"sizes": tuple(args.torch_sizes), "device": args.device},
+        torch_mixing={"sizes": tuple(args.torch_sizes), "device": args.device,
+                      "max_squaring_sites": args.max_squaring_sites},
     )
     publish(result, args.json)
     return 0

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# GPU speed checks for one NVIDIA H200 (no network needed; about 5 minutes, under 8).
+# GPU speed checks for one NVIDIA H200 (no network needed; every step has a timeout and the
+# timeouts add up to 475 s, so the script ends within 8 minutes).
 #
 #   bash benchmarks/gpu.sh prepare   # HERE, once, in .venv: copy AntiBERTy's shipped weights in
 #                                    # bf16 (~52 MB) to build/gpu_carry/ (ignored by git)
@@ -12,11 +13,15 @@
 #      bf16 (n = 20): chain-steps/s vs the per-chain full-logits loop, and model FLOP/s as a
 #      fraction of bf16 torch.matmul FLOP/s on the model's FFN shape (MFU against the measured
 #      matmul, not the data-sheet peak);
+#      1b. the same with CUDA graphs (HFMaskedLM(cuda_graphs=True): one captured graph per
+#          input shape, replayed); 1c. fp32 weights under bf16 autocast instead of bf16 weights;
 #   2. the same on AntiBERTy (bf16);
+#   2b. the CUDA-only tests (graph capture vs eager scores), if pytest is installed there;
 #   3. exact worst-start t_mix of Ising on the n-cycle (2^12, 2^14, 2^15, 2^16 states) with
-#      glauber.toy_models.mixing's torch backend on CUDA (float64), vs the numpy backend at 2^12.
-#      At 2^16 states each stored power is 32 GiB, so the run may stop with out-of-memory; the
-#      error is printed and recorded rather than hidden.
+#      glauber.toy_models.mixing's torch float64 backends on CUDA: dense squaring up to 2^15
+#      states (each stored power is 8 S^2 bytes: 8 GiB at 2^15, 32 GiB at 2^16, too many for one
+#      H200) and sparse point-mass stepping at every size (two S x b blocks), vs the numpy
+#      backends at 2^12. An out-of-memory error is printed and recorded rather than hidden.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 CARRY=build/gpu_carry
@@ -57,25 +62,48 @@ status=0
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv || status=1
 $PY -c "import torch, transformers; print('torch', torch.__version__, 'cuda', torch.cuda.is_available(), 'transformers', transformers.__version__)"
 
+SAMPLER="$PY benchmarks/sampler.py --device cuda --baseline-chains 4 --baseline-steps 2 --head-batch 1024"
+
 echo "== 1. sampler MFU, random BERT-base (bf16)"
-timeout 130 $PY benchmarks/sampler.py --model bert-base-random --device cuda --dtype bfloat16 \
-    --batch-sizes 256 1024 4096 16384 --steps 20 20 10 5 --baseline-chains 4 --baseline-steps 2 \
-    --head-batch 1024 --json "$RESULTS/gpu_sampler_bert_base.json" || { echo "FAILED (1)"; status=1; }
+timeout 95 $SAMPLER --model bert-base-random --dtype bfloat16 \
+    --batch-sizes 256 1024 4096 16384 --steps 20 20 10 5 \
+    --json "$RESULTS/gpu_sampler_bert_base.json" || { echo "FAILED (1)"; status=1; }
+
+echo "== 1b. sampler, random BERT-base, bf16 weights, CUDA graphs"
+timeout 55 $SAMPLER --model bert-base-random --dtype bfloat16 --cuda-graphs \
+    --batch-sizes 256 4096 --steps 20 10 \
+    --json "$RESULTS/gpu_sampler_bert_base_graphs.json" || { echo "FAILED (1b)"; status=1; }
+
+echo "== 1c. sampler, random BERT-base, fp32 weights under bf16 autocast"
+timeout 55 $SAMPLER --model bert-base-random --autocast bfloat16 \
+    --batch-sizes 256 4096 --steps 20 10 \
+    --json "$RESULTS/gpu_sampler_bert_base_autocast.json" || { echo "FAILED (1c)"; status=1; }
 
 echo "== 2. sampler MFU, AntiBERTy (bf16)"
 if [ -f "$CARRY/site/antiberty/trained_models/AntiBERTy_md_smooth/pytorch_model.bin" ] \
     || $PY -c "import antiberty" 2>/dev/null; then
-    timeout 100 $PY benchmarks/sampler.py --model antiberty --device cuda --dtype bfloat16 \
-        --batch-sizes 256 1024 4096 16384 --steps 20 20 10 5 --baseline-chains 4 \
-        --baseline-steps 2 --head-batch 1024 --json "$RESULTS/gpu_sampler_antiberty.json" \
-        || { echo "FAILED (2)"; status=1; }
+    timeout 75 $SAMPLER --model antiberty --dtype bfloat16 \
+        --batch-sizes 256 1024 4096 16384 --steps 20 20 10 5 \
+        --json "$RESULTS/gpu_sampler_antiberty.json" || { echo "FAILED (2)"; status=1; }
 else
     echo "SKIPPED (2): no AntiBERTy weights; run 'bash benchmarks/gpu.sh prepare' here and carry $CARRY"
     status=1
 fi
 
-echo "== 3. exact t_mix, torch backend on CUDA (float64)"
-timeout 230 $PY benchmarks/exact_chain.py --parts torch_mixing --torch-sizes 12 14 15 16 \
-    --device cuda --json "$RESULTS/gpu_exact_chain.json" || { echo "FAILED (3)"; status=1; }
+echo "== 2b. CUDA-only tests: captured graphs vs eager scores"
+if $PY -c "import pytest, hypothesis" 2>/dev/null; then
+    timeout 30 $PY -m pytest -q -p no:cacheprovider tests/mlm_backend/test_static_shapes.py -k cuda \
+        || { echo "FAILED (2b)"; status=1; }
+else
+    echo "SKIPPED (2b): pytest/hypothesis not installed on this machine"
+fi
+
+echo "== 3. exact t_mix, torch float64 backends on CUDA (squaring to 2^15, stepping to 2^16)"
+timeout 80 $PY benchmarks/exact_chain.py --parts torch_mixing --torch-sizes 12 14 15 \
+    --max-squaring-sites 15 --device cuda --json "$RESULTS/gpu_exact_chain.json" \
+    || { echo "FAILED (3)"; status=1; }
+timeout 85 $PY benchmarks/exact_chain.py --parts torch_mixing --torch-sizes 16 \
+    --max-squaring-sites 15 --device cuda --json "$RESULTS/gpu_exact_chain_2p16.json" \
+    || { echo "FAILED (3, 2^16)"; status=1; }
 
 exit $status

@@ -41,7 +41,11 @@ def is_toy_spec(spec: str) -> bool:
 
 
 def resolve_model(
-    spec: str, length: int | None = None, device: str = "cpu", dtype: str | None = None
+    spec: str,
+    length: int | None = None,
+    device: str = "cpu",
+    dtype: str | None = None,
+    autocast: str | None = None,
 ) -> ConditionalModel:
     """The model named by ``spec``: a registered or Hugging Face masked LM, or a toy model.
 
@@ -59,6 +63,10 @@ def resolve_model(
     dtype : str, optional
         Compute precision of an MLM: None (float32), ``"bfloat16"``, or ``"float16"`` (CUDA);
         ignored for toy models, which compute exactly in float64.
+    autocast : str, optional
+        Autocast precision of a masked LM's forward pass over float32 weights: None (off),
+        ``"bfloat16"``, or ``"float16"`` (CUDA); see :class:`glauber.mlm_backend.HFMaskedLM`.
+        Ignored for toy models.
 
     Returns
     -------
@@ -72,7 +80,8 @@ def resolve_model(
     SequenceLengthError
         If ``length`` exceeds what the MLM allows, or differs from a toy model's ``n``.
     InvalidParameterError
-        If ``length`` is not a positive integer.
+        If ``length`` is not a positive integer, or ``autocast`` is invalid, combined with a
+        ``dtype`` other than float32, or asked of a model that is not a masked LM.
     DeviceUnavailableError
         If the device does not exist (e.g. ``cuda`` on a machine without CUDA).
     MissingDependencyError
@@ -100,8 +109,15 @@ def resolve_model(
 
     if spec in available_models() or spec.startswith(HUB_PREFIX) or os.path.isdir(spec):
         n = DEFAULT_MLM_LENGTH if length is None else length
-        kwargs = {} if dtype is None else {"dtype": dtype}
-        return load_model(spec, n=n, device=device, **kwargs)
+        kwargs = {k: v for k, v in (("dtype", dtype), ("autocast", autocast)) if v is not None}
+        try:
+            return load_model(spec, n=n, device=device, **kwargs)
+        except TypeError as exc:  # a loader whose model has no autocast (the causal control)
+            if autocast is None or "autocast" not in str(exc):
+                raise
+            raise InvalidParameterError(
+                f"autocast applies to masked LMs, not to {spec}; drop --autocast"
+            ) from exc
     raise UnknownModelError(f"unknown model {spec!r}. " + _choices())
 
 

@@ -55,9 +55,10 @@ def test_exact_chain_benchmark_smoke():
         mixing=dict(cycle_sites=3, slow_beta=1.5, fast_beta=0.5, lumped_n=5, lumped_alpha=1.5),
         stationary=dict(rows=2, cols=2, betas=(0.5, 3.0), gth_betas=(3.0,)),
         largest=dict(sizes=(3, 4), budget_seconds=30.0),
-        lumped=dict(n=20),
+        lumped_large=dict(n=20),
+        methods=dict(cases=((3, 0.5),)),
     )
-    assert {"mixing", "stationary", "largest", "lumped_large", "rows"} <= set(res)
+    assert {"mixing", "stationary", "largest", "lumped_large", "methods", "rows"} <= set(res)
     assert len(res["mixing"]) == 3
     for m in res["mixing"]:
         assert m["agree"] is True and m["t_mix_squaring"] == m["t_mix_stepping"] >= 1
@@ -83,15 +84,29 @@ def test_largest_chain_records_a_refused_size():
 
 
 def test_torch_backend_part_agrees_with_numpy():
-    res = exact_chain.torch_mixing_benchmark(sizes=(3, 4), beta=1.0, device="cpu",
-                                             numpy_baseline_sites=4)
-    assert [r["states"] for r in res] == [8, 16]
+    res = exact_chain.torch_mixing_benchmark(sizes=(3, 4, 5), beta=1.0, device="cpu",
+                                             numpy_baseline_sites=4, max_squaring_sites=4)
+    assert [r["states"] for r in res] == [8, 16, 32]
     for r in res:
         chain = exact_chain.ising_chain(nx.cycle_graph(r["sites"]), 1.0)
-        assert r["t_mix"] == chain.mixing_time(0.25) and r["seconds_torch"] > 0
+        t_mix = chain.mixing_time(0.25, method="squaring")
+        assert r["t_mix_stepping_torch"] == t_mix and r["seconds_stepping_torch"] > 0
         assert r["stationary_max_relative_error"] < 1e-12
-    assert res[1]["seconds_numpy"] > 0 and "seconds_numpy" not in res[0]
+    assert [r.get("t_mix_squaring_torch") for r in res] == [
+        res[0]["t_mix_stepping_torch"], res[1]["t_mix_stepping_torch"], None
+    ]  # no squaring above max_squaring_sites
+    assert res[1]["t_mix_squaring_numpy"] == res[1]["t_mix_stepping_numpy"]
+    assert "seconds_squaring_numpy" not in res[0]
     _check_rows(exact_chain.summary_rows({"torch_mixing": res}))
+
+
+def test_method_part_agrees_across_methods():
+    res = exact_chain.method_benchmark(cases=((4, 0.5), (3, 2.0)))
+    for r in res:
+        chain = exact_chain.ising_chain(nx.cycle_graph(r["sites"]), r["beta"])
+        assert r["agree"] and r["t_mix_auto"] == chain.mixing_time(0.25, method="squaring")
+        assert r["seconds_stepping"] > 0 and r["speedup"] > 0
+    _check_rows(exact_chain.summary_rows({"methods": res}))
 
 
 @pytest.fixture(scope="module")

@@ -85,6 +85,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="MLM compute precision (default float32; bfloat16 on CPU or CUDA, float16 on CUDA); "
         "scores are log-softmaxed in float32",
     )
+    parser.add_argument(
+        "--autocast",
+        default=None,
+        choices=("bfloat16", "float16"),
+        help="run an MLM's forward pass under torch.autocast in this precision with float32 "
+        "weights (leave --dtype at float32; bfloat16 on CPU or CUDA, float16 on CUDA)",
+    )
     parser.add_argument("--rectangles", type=int, default=DEFAULTS["n_rectangles"],
                         help="rectangles of the incompatibility test (default %(default)s)")
     parser.add_argument("--contexts", type=int, default=DEFAULTS["n_contexts"],
@@ -119,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
         _check_writable(Path(args.json))
 
     start = time.perf_counter()
-    model = resolve_model(args.model, args.length, args.device, args.dtype)
+    model = resolve_model(args.model, args.length, args.device, args.dtype, args.autocast)
     states = read_states(args.states, model) if args.states else default_states(model)
     load = time.perf_counter() - start
     with tqdm(file=sys.stderr, unit="row", desc="certify", leave=False) as bar:

@@ -1,7 +1,8 @@
 """Device, precision and memory-budget choices shared by the transformer backends.
 
 DESIGN.md "Speed": fp32 on CPU; bf16/fp16 optional on CUDA (log-softmax stays in fp32
-downstream); sub-batch automatically to fit a memory budget.
+downstream), either as the weights' dtype (:func:`resolve_dtype`) or by autocast over float32
+weights (:func:`resolve_autocast`); sub-batch automatically to fit a memory budget.
 """
 
 from __future__ import annotations
@@ -83,15 +84,66 @@ def resolve_dtype(dtype: Any, device: torch.device) -> torch.dtype:
     """
     if dtype is None:
         return torch.float32
-    resolved = _DTYPES.get(dtype.lower()) if isinstance(dtype, str) else dtype
-    if resolved not in (torch.float32, torch.bfloat16, torch.float16):
-        raise InvalidParameterError(
-            f"unsupported dtype {dtype!r}; use None/'float32', 'bfloat16', or 'float16' on CUDA"
-        )
+    return _precision(
+        dtype, "dtype", (torch.float32, torch.bfloat16, torch.float16), device,
+        "None/'float32', 'bfloat16', or 'float16' on CUDA", "dtype=None (float32) or 'bfloat16'",
+    )
+
+
+def _precision(
+    value: Any, name: str, allowed: tuple, device: torch.device, choices: str, off_cuda: str
+) -> torch.dtype:
+    """``value`` (a name or torch.dtype) as one of ``allowed``; float16 only on CUDA."""
+    resolved = _DTYPES.get(value.lower()) if isinstance(value, str) else value
+    if resolved not in allowed:
+        raise InvalidParameterError(f"unsupported {name} {value!r}; use {choices}")
     if resolved == torch.float16 and device.type != "cuda":
         raise InvalidParameterError(
-            f"dtype {dtype!r} is only supported on CUDA; on {device.type} use dtype=None "
-            "(float32) or 'bfloat16'"
+            f"{name} {value!r} is only supported on CUDA; on {device.type} use {off_cuda}"
+        )
+    return resolved
+
+
+def resolve_autocast(
+    autocast: Any, device: torch.device, dtype: torch.dtype
+) -> torch.dtype | None:
+    """Return the autocast precision of a forward pass: None (off), bfloat16, or float16 on CUDA.
+
+    Autocast keeps the weights in ``dtype`` (which must then be float32) and runs matrix products
+    in the lower precision, while ``torch.autocast`` keeps precision-sensitive ops (softmax,
+    layer norm, ...) in float32. Scores are returned, and log-softmaxed, in float32 either way
+    (DESIGN.md "Speed": bf16/fp16 with fp32 log-softmax).
+
+    Parameters
+    ----------
+    autocast : None, str or torch.dtype
+        ``None`` (no autocast), ``"bfloat16"``/``"bf16"`` (CPU or CUDA) or
+        ``"float16"``/``"fp16"`` (CUDA), or the matching ``torch.dtype``.
+    device : torch.device
+    dtype : torch.dtype
+        The weights' precision (see :func:`resolve_dtype`).
+
+    Raises
+    ------
+    InvalidParameterError
+        If the precision is not bfloat16 or float16, float16 is asked for off CUDA, the device
+        is neither CPU nor CUDA, or the weights are not float32.
+    """
+    if autocast is None:
+        return None
+    resolved = _precision(
+        autocast, "autocast", (torch.bfloat16, torch.float16), device,
+        "None (off), 'bfloat16', or 'float16' on CUDA", "autocast='bfloat16' or autocast=None",
+    )
+    if device.type not in ("cpu", "cuda"):
+        raise InvalidParameterError(
+            f"autocast is supported on cpu and cuda, not {device.type}; use autocast=None"
+        )
+    if dtype != torch.float32:
+        raise InvalidParameterError(
+            f"autocast needs float32 weights, but dtype is {str(dtype).replace('torch.', '')}; "
+            "choose one: dtype=None with autocast (weights fp32, products in low precision), "
+            "or dtype alone without autocast (weights in low precision)"
         )
     return resolved
 

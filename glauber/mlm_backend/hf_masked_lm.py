@@ -11,6 +11,7 @@ kernel of §3.2 resamples from. The division by ``tau`` happens once, in
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import os
 from typing import Any, Sequence
@@ -23,9 +24,15 @@ from glauber.errors import (
     UnknownModelError,
     VocabularyError,
 )
-from glauber.mlm_backend.device import check_budget, resolve_device, resolve_dtype
+from glauber.mlm_backend.device import (
+    check_budget,
+    resolve_autocast,
+    resolve_device,
+    resolve_dtype,
+)
 from glauber.mlm_backend.heads import split_masked_lm
 from glauber.mlm_backend.sequence_model import TokenSequenceModel
+from glauber.mlm_backend.static_shapes import StaticShapeRunner
 from glauber.mlm_backend.vocabulary import TokenVocabulary, tokenizer_vocabulary
 from glauber.theory.validation import check_positive_int
 
@@ -57,9 +64,14 @@ class HFMaskedLM(TokenSequenceModel):
     device : str or torch.device
         ``"cpu"`` (default), ``"cuda"``, ``"cuda:1"``, ...
     dtype : None, str or torch.dtype
-        Compute precision: float32 (default); ``"bfloat16"`` (CPU or CUDA) or ``"float16"``
-        (CUDA only). Scores are returned in float32.
-        Scores are always returned as float32.
+        Precision of the weights and of the whole forward pass: float32 (default);
+        ``"bfloat16"`` (CPU or CUDA) or ``"float16"`` (CUDA only). Scores are always returned
+        as float32.
+    autocast : None, str or torch.dtype
+        Run the forward pass under ``torch.autocast`` in ``"bfloat16"`` (CPU or CUDA) or
+        ``"float16"`` (CUDA only) while the weights stay float32 (``dtype`` must then be
+        float32): matrix products in low precision, softmax and layer norms in float32 as
+        autocast decides. Scores are returned, and log-softmaxed downstream, in float32.
     max_batch_tokens, max_batch_bytes : int, optional
         Memory budget of one forward pass, in tokens (rows x (n + 2)) or in estimated bytes of
         activations; larger batches are split. Default: see :func:`device.token_budget`.
@@ -69,6 +81,18 @@ class HFMaskedLM(TokenSequenceModel):
         gathers the masked position; ``"auto"`` takes ``"masked"`` where it is available.
     compile : bool or str
         ``True`` wraps the forward pass in ``torch.compile``; a string names the compile backend.
+    cuda_graphs : bool
+        Run the forward pass through a
+        :class:`~glauber.mlm_backend.static_shapes.StaticShapeRunner`: on CUDA each input
+        shape ``(rows, n + 2)`` is captured once into a CUDA graph and replayed
+        (:attr:`graph_mode` ``"captured"``); on other devices the same static buffers are used
+        eagerly (``"eager-static"``: same results, no speed-up). Memory: one graph and
+        its static buffers per shape, at most
+        :data:`~glauber.mlm_backend.static_shapes.DEFAULT_MAX_SHAPES` shapes (least recently
+        used evicted), and one graph memory pool about the size of the largest sub-batch's
+        activations, reserved while the model lives. Not combinable with ``compile``. A
+        :meth:`scores` call still waits on the host once for its input check unless
+        ``check_inputs`` is False.
     split_chars : bool
         Tokenise text one character per token (protein models).
     name : str, optional
@@ -84,6 +108,12 @@ class HFMaskedLM(TokenSequenceModel):
         The ConditionalModel protocol (``vocab`` holds token ids; states hold indices into it).
     head : str
         ``"masked"`` or ``"full"``: the path actually used.
+    autocast : torch.dtype or None
+        The autocast precision of the forward pass (None: off).
+    static_runner : StaticShapeRunner or None
+        The per-shape static buffers (and CUDA graphs) when ``cuda_graphs=True``.
+    graph_mode : {"captured", "eager-static"} or None
+        How ``cuda_graphs=True`` runs here; None when it is off.
     max_sites : int or None
         The longest state the model accepts (max positions minus the two special tokens).
 
@@ -94,7 +124,9 @@ class HFMaskedLM(TokenSequenceModel):
     DeviceUnavailableError
         If the device does not exist (message: use ``--device cpu``).
     InvalidParameterError
-        If ``head``, ``dtype`` or a budget is invalid, or a model object comes without tokenizer.
+        If ``head``, ``dtype``, ``autocast`` or a budget is invalid, ``autocast`` is combined
+        with non-float32 weights, ``cuda_graphs`` with ``compile``, or a model object comes
+        without tokenizer.
     VocabularyError
         If ``allowed_tokens`` holds unknown or special tokens, or fewer than two.
     SequenceLengthError
@@ -124,11 +156,19 @@ class HFMaskedLM(TokenSequenceModel):
         split_chars: bool = False,
         name: str | None = None,
         check_inputs: bool = True,
+        autocast: Any = None,
+        cuda_graphs: bool = False,
     ) -> None:
         if head not in _HEADS:
             raise InvalidParameterError(f"head must be one of {_HEADS}, got {head!r}")
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)
+        self.autocast = resolve_autocast(autocast, self.device, self.dtype)
+        if cuda_graphs and compile:
+            raise InvalidParameterError(
+                "cuda_graphs and compile are mutually exclusive (torch.compile's "
+                "mode='reduce-overhead' captures CUDA graphs itself); choose one"
+            )
         if isinstance(model, (str, os.PathLike)):
             model, tokenizer = load_pretrained_masked_lm(os.fspath(model), tokenizer)
         elif tokenizer is None:
@@ -166,6 +206,13 @@ class HFMaskedLM(TokenSequenceModel):
             backend = compile if isinstance(compile, str) else "inductor"
             forward = torch.compile(forward, backend=backend, dynamic=True)
         self._forward = forward
+        self.static_runner = (
+            StaticShapeRunner(
+                self._vocab_scores, self.device, name=f"the forward pass of {self.name}"
+            )
+            if cuda_graphs
+            else None
+        )
         self.n: int | None = None
         if n is not None:
             self.n = self._checked_length(n)
@@ -180,9 +227,15 @@ class HFMaskedLM(TokenSequenceModel):
         SequenceLengthError
             If ``n`` exceeds :attr:`max_sites`.
         """
-        other = copy.copy(self)
+        other = copy.copy(self)  # shares the weights, precision and static runner
         other.n = self._checked_length(n)
         return other
+
+    @property
+    def graph_mode(self) -> str | None:
+        """``"captured"`` (CUDA graphs), ``"eager-static"`` (static buffers, no graphs, off
+        CUDA), or None when ``cuda_graphs`` is off."""
+        return None if self.static_runner is None else self.static_runner.mode
 
     # ------------------------------------------------------------------------ text I/O
     def encode(self, text: str | Sequence[str]) -> torch.Tensor:
@@ -239,11 +292,12 @@ class HFMaskedLM(TokenSequenceModel):
         batch, width = states.shape
         out = torch.empty((batch, self.q), dtype=torch.float32, device=self.device)
         rows = self._rows_per_forward(width + 2)
+        forward = self._vocab_scores if self.static_runner is None else self.static_runner
         for start in range(0, batch, rows):
             stop = min(start + rows, batch)
             ids = self._input_ids(states[start:stop], sites[start:stop])
-            logits = self._forward(ids, sites[start:stop] + 1)
-            out[start:stop] = logits.index_select(1, self.vocabulary.lookup).float()
+            # a copy: the static runner's output is overwritten by its next call
+            out[start:stop] = forward(ids, sites[start:stop] + 1)
         return out
 
     # ----------------------------------------------------------------------- internals
@@ -255,15 +309,30 @@ class HFMaskedLM(TokenSequenceModel):
         sep = self._frame[1:].expand(batch, 1)
         return torch.cat([cls, ids, sep], dim=1)
 
+    def _vocab_scores(self, ids: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        """Float32 logits ``[rows, q]`` of the vocabulary at ``positions`` of the framed ``ids``."""
+        with self._precision():
+            logits = self._forward(ids, positions)
+        return logits.index_select(1, self.vocabulary.lookup).float()
+
+    def _precision(self) -> contextlib.AbstractContextManager:
+        """``torch.autocast`` in :attr:`autocast` precision, or nothing. The cast-weight cache is
+        off: each weight is used once per forward, and a cache filled outside a CUDA graph
+        capture must not be read inside it (``make_graphed_callables`` refuses it too)."""
+        if self.autocast is None:
+            return contextlib.nullcontext()
+        return torch.autocast(self.device.type, dtype=self.autocast, cache_enabled=False)
+
+    # No attention_mask is passed: every input is unpadded ([B, n + 2], no [PAD]), which is what
+    # a missing mask means, and transformers inspects the values of a given mask to decide
+    # whether it can be skipped: one host synchronisation per forward on CUDA.
     def _masked_logits(self, ids: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
-        hidden = self._parts.encoder(
-            input_ids=ids, attention_mask=torch.ones_like(ids)
-        ).last_hidden_state
+        hidden = self._parts.encoder(input_ids=ids).last_hidden_state
         at_mask = hidden[torch.arange(ids.shape[0], device=ids.device), positions]
         return self._parts.head(at_mask)
 
     def _full_logits(self, ids: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
-        logits = self.model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits
+        logits = self.model(input_ids=ids).logits
         return logits[torch.arange(ids.shape[0], device=ids.device), positions]
 
     def _rows_per_forward(self, length: int) -> int:
@@ -316,9 +385,11 @@ class HFMaskedLM(TokenSequenceModel):
         return states, sites
 
     def __repr__(self) -> str:
+        autocast = None if self.autocast is None else str(self.autocast).replace("torch.", "")
         return (
             f"HFMaskedLM(name={self.name!r}, n={self.n}, q={self.q}, head={self.head!r}, "
-            f"device={str(self.device)!r}, dtype={str(self.dtype).replace('torch.', '')!r})"
+            f"device={str(self.device)!r}, dtype={str(self.dtype).replace('torch.', '')!r}, "
+            f"autocast={autocast!r}, graph_mode={self.graph_mode!r})"
         )
 
 

@@ -61,7 +61,7 @@ class ExactChain:
     conditional that underflows to exactly 0 raises :class:`NonPositiveConditionalError` (tiny
     positive ones such as ``1e-40`` are legitimate and kept exactly). Dense algorithms (GTH up to
     4096 states, matrix powers and eigenvalues up to 4096) refuse larger chains with
-    :class:`StateSpaceTooLargeError`.
+    :class:`StateSpaceTooLargeError`; distances and mixing times switch to sparse stepping there.
 
     Examples
     --------
@@ -210,36 +210,62 @@ class ExactChain:
 
     # -------------------------------------------------------------------------------- mixing
     def distance(
-        self, t: int, backend: mixing.Backend = "numpy", device: str | None = None
+        self,
+        t: int,
+        backend: mixing.Backend = "numpy",
+        device: str | None = None,
+        method: mixing.Method = "auto",
     ) -> float:
-        """Worst-start TV distance ``d(t) = max_x ||P^t(x, .) - mu||_TV`` (repeated squaring)."""
-        return mixing.worst_start_distance(
-            self.dense_transition_matrix(), self.stationary(), t, backend, device
-        )
+        """Worst-start TV distance ``d(t) = max_x ||P^t(x, .) - mu||_TV``.
+
+        See :func:`glauber.toy_models.mixing.distance_curve` for ``backend``, ``device`` and
+        ``method`` (dense squaring up to 4096 states, sparse stepping above).
+        """
+        return float(self.distance_curve([t], backend, device, method)[0])
 
     def distance_curve(
-        self, ts: Iterable[int], backend: mixing.Backend = "numpy", device: str | None = None
+        self,
+        ts: Iterable[int],
+        backend: mixing.Backend = "numpy",
+        device: str | None = None,
+        method: mixing.Method = "auto",
     ) -> np.ndarray:
-        """``d(t)`` at each time in ``ts`` (powers shared across times)."""
+        """``d(t)`` at each time in ``ts`` (see :meth:`distance`)."""
         return mixing.distance_curve(
-            self.dense_transition_matrix(), self.stationary(), ts, backend, device
+            self._mixing_matrix(method), self.stationary(), ts, backend, device, method=method
         )
 
     def mixing_time(
-        self, eps: float = 0.25, backend: mixing.Backend = "numpy", device: str | None = None
+        self,
+        eps: float = 0.25,
+        backend: mixing.Backend = "numpy",
+        device: str | None = None,
+        method: mixing.Method = "auto",
     ) -> int:
-        """Worst-start ``t_mix(eps) = min{t : d(t) <= eps}`` by doubling and bisection.
+        """Worst-start ``t_mix(eps) = min{t : d(t) <= eps}`` (LPW 2nd ed., Section 4.5).
+
+        ``method``: ``"squaring"`` (doubling and bisection, dense, up to 4096 states),
+        ``"stepping"`` (sparse point-mass stepping, any size that fits two ``S x b`` blocks) or
+        ``"auto"`` (see :func:`glauber.toy_models.mixing.mixing_time`); all are exact.
 
         Raises
         ------
         InvalidProbabilityError
             If ``eps`` is not in (0, 1).
         ConvergenceError
-            If the chain has not mixed by ``t = 2**62`` (numerically reducible).
+            If the chain has not mixed by ``t = 2**62`` (squaring) or within the stepping limit.
+        StateSpaceTooLargeError
+            If ``method="squaring"`` is asked of more than 4096 states.
         """
         return mixing.mixing_time(
-            self.dense_transition_matrix(), self.stationary(), eps, backend, device
+            self._mixing_matrix(method), self.stationary(), eps, backend, device, method=method
         )
+
+    def _mixing_matrix(self, method: str) -> Any:
+        """The cached dense ``P`` where squaring may run, else the sparse one."""
+        if method != "stepping" and self.num_states <= mixing.MAX_DENSE_STATES:
+            return self.dense_transition_matrix()
+        return self.transition_matrix()
 
     # ------------------------------------------------------------------------------ spectrum
     def is_reversible(self, rtol: float = 1e-8) -> bool:

@@ -1,5 +1,8 @@
 """Worst-start total-variation distance and mixing time of a finite chain, by repeated squaring.
 
+(Above ``max_dense_states`` states, and for fast chains, the sparse stepping of
+:mod:`~glauber.toy_models.stepping` takes over: ``method="auto"``.)
+
 ``d(t) = max_x ||P^t(x, .) - pi||_TV`` (TV is half the L1 distance) and
 ``t_mix(eps) = min{t >= 0 : d(t) <= eps}`` (Levin–Peres–Wilmer, 2nd ed., Sections 4.4–4.5).
 ``d`` is non-increasing (LPW Exercise 4.2), so ``t_mix`` can be found by doubling (``P^(2^k)``
@@ -31,9 +34,12 @@ from typing import Any, Iterable, Literal
 import numpy as np
 import scipy.sparse as sp
 
-from glauber.errors import ConvergenceError, DeviceUnavailableError, InvalidParameterError
+from glauber.errors import ConvergenceError, InvalidParameterError
 from glauber.errors import StateSpaceTooLargeError
 from glauber.theory.validation import check_eps, check_nonnegative_int
+from glauber.toy_models.array_backend import resolve_array_backend
+from glauber.toy_models.stepping import DEFAULT_MAX_STEPS, PointMassBlocks, _crossing_times
+from glauber.toy_models.stepping import crossing_times, stepping_distance_curve
 
 #: Largest chain handled by the dense algebra by default (a 4096 x 4096 float64 matrix is 128 MiB).
 MAX_DENSE_STATES = 4096
@@ -42,7 +48,15 @@ MAX_DOUBLINGS = 62
 #: Entries per row block of the distance computation (2**22 float64 = 32 MiB of scratch).
 BLOCK_ELEMENTS = 2**22
 
+#: Dense product cost in units of one sparse step of all ``S`` starts is about
+#: ``S / (nnz(P) / S) / DENSE_EFFICIENCY``: a dense product does ``S / (nnz / S)`` times the flops
+#: of a sparse step but runs this many times faster per flop (measured ~26 on a 2-core CPU with
+#: MKL/scipy for Ising at 4096 states; see benchmarks/exact_chain.py, part "stepping").
+DENSE_EFFICIENCY = 25.0
+
 Backend = Literal["numpy", "torch"]
+Method = Literal["auto", "squaring", "stepping"]
+_METHODS = ("auto", "squaring", "stepping")
 
 
 class _Dense:
@@ -55,8 +69,9 @@ class _Dense:
         if S > max_dense_states:
             raise StateSpaceTooLargeError(
                 f"dense matrix powers need an {S} x {S} matrix per stored power, over the limit "
-                f"max_dense_states = {max_dense_states}; pass a larger max_dense_states if the "
-                "machine has the memory (about 8 * S**2 bytes per power, ~2 log2(t_mix) powers)"
+                f"max_dense_states = {max_dense_states}; use method='stepping' (sparse, two "
+                "S x b blocks), or pass a larger max_dense_states if the machine has the memory "
+                "(about 8 * S**2 bytes per power, ~log2(t_mix) powers)"
             )
         dense = P.toarray() if sp.issparse(P) else np.asarray(P, dtype=np.float64)
         pi = np.asarray(pi, dtype=np.float64)
@@ -64,28 +79,12 @@ class _Dense:
             raise InvalidParameterError(
                 f"P must be [S, S] and pi [S]; got P {dense.shape} and pi {pi.shape}"
             )
-        if backend == "numpy":
-            if device not in (None, "cpu"):
-                raise InvalidParameterError(
-                    f"backend='numpy' runs on the CPU only, got device={device!r}; use "
-                    "backend='torch' for another device"
-                )
-            self.torch = None
+        self.torch, device = resolve_array_backend(backend, device)
+        if self.torch is None:
             self.P, self.pi = dense, pi
-        elif backend == "torch":
-            import torch
-
-            if device is None:
-                device = "cuda" if torch.cuda.is_available() else "cpu"
-            if str(device).startswith("cuda") and not torch.cuda.is_available():
-                raise DeviceUnavailableError(
-                    f"device {device!r} was requested but CUDA is not available; use device='cpu'"
-                )
-            self.torch = torch
-            self.P = torch.as_tensor(dense, dtype=torch.float64, device=device)
-            self.pi = torch.as_tensor(pi, dtype=torch.float64, device=device)
         else:
-            raise InvalidParameterError(f"unknown backend {backend!r}; use 'numpy' or 'torch'")
+            self.P = self.torch.as_tensor(dense, dtype=self.torch.float64, device=device)
+            self.pi = self.torch.as_tensor(pi, dtype=self.torch.float64, device=device)
 
     def empty(self) -> Any:
         """An uninitialised ``S x S`` float64 buffer on the algebra's device."""
@@ -198,6 +197,8 @@ def distance_curve(
     backend: Backend = "numpy",
     device: str | None = None,
     max_dense_states: int = MAX_DENSE_STATES,
+    method: Method = "auto",
+    block_bytes: int | None = None,
 ) -> np.ndarray:
     """Worst-start TV distances ``d(t)`` at each integer time in ``ts``.
 
@@ -208,14 +209,21 @@ def distance_curve(
     pi : array_like, shape (S,)
         Its stationary distribution.
     ts : iterable of int
-        Times ``t >= 0``; each costs at most ``2 log2 t`` dense products (powers are shared).
+        Times ``t >= 0``. Squaring costs at most ``2 log2 t`` dense products per time (powers
+        are shared); stepping ``max(ts)`` sparse products per block of starts.
     backend : {"numpy", "torch"}
-        Array library of the dense algebra; torch runs in float64.
+        Array library; torch runs in float64.
     device : str, optional
         Torch device (default ``"cuda"`` if available, else ``"cpu"``); numpy accepts only
         ``"cpu"``.
     max_dense_states : int
-        Refuse chains with more states than this.
+        Largest chain the dense squaring accepts (``8 S^2`` bytes per stored power).
+    method : {"auto", "squaring", "stepping"}
+        Dense repeated squaring, or sparse stepping of point masses
+        (:mod:`glauber.toy_models.stepping`); ``"auto"`` squares up to ``max_dense_states``
+        states and steps above.
+    block_bytes : int, optional
+        Memory for the stepping blocks (see :class:`~glauber.toy_models.stepping.PointMassBlocks`).
 
     Returns
     -------
@@ -224,13 +232,15 @@ def distance_curve(
     Raises
     ------
     InvalidParameterError
-        If a time is not an integer >= 0, or the backend/device is unknown.
+        If a time is not an integer >= 0, or the method, backend or device is unknown.
     StateSpaceTooLargeError
-        If the chain has more than ``max_dense_states`` states.
+        If squaring is requested for more than ``max_dense_states`` states.
     DeviceUnavailableError
         If CUDA is requested but not available.
     """
     times = [check_nonnegative_int(t, "time t") for t in ts]
+    if _use_stepping(method, np.shape(P)[0], max_dense_states):
+        return stepping_distance_curve(P, pi, times, backend, device, block_bytes)
     algebra = _Dense(P, pi, backend, device, max_dense_states)
     cache: list[Any] = [algebra.P]
     work: list[Any] = []
@@ -246,11 +256,12 @@ def worst_start_distance(
     backend: Backend = "numpy",
     device: str | None = None,
     max_dense_states: int = MAX_DENSE_STATES,
+    method: Method = "auto",
+    block_bytes: int | None = None,
 ) -> float:
     """Worst-start TV distance ``d(t) = max_x ||P^t(x, .) - pi||_TV`` (LPW Section 4.4).
 
-    ``P^t`` is built by repeated squaring (``O(log t)`` dense products). See
-    :func:`distance_curve` for the parameters and errors.
+    See :func:`distance_curve` for the parameters and errors.
 
     Examples
     --------
@@ -258,7 +269,9 @@ def worst_start_distance(
     >>> round(worst_start_distance(P, np.array([1 / 3, 2 / 3]), 1), 12)  # (2/3)(1/4)
     0.166666666667
     """
-    return float(distance_curve(P, pi, [t], backend, device, max_dense_states)[0])
+    return float(
+        distance_curve(P, pi, [t], backend, device, max_dense_states, method, block_bytes)[0]
+    )
 
 
 def mixing_time(
@@ -268,21 +281,36 @@ def mixing_time(
     backend: Backend = "numpy",
     device: str | None = None,
     max_dense_states: int = MAX_DENSE_STATES,
+    method: Method = "auto",
+    block_bytes: int | None = None,
+    max_steps: int = DEFAULT_MAX_STEPS,
 ) -> int:
     """Worst-start mixing time ``t_mix(eps) = min{t >= 0 : d(t) <= eps}`` (LPW Section 4.5).
 
-    Doubling finds ``k`` with ``d(2^(k-1)) > eps >= d(2^k)`` while storing ``P^(2^j)``; a greedy
-    bisection over the binary digits below ``2^(k-1)`` then finds the largest ``t`` with
-    ``d(t) > eps`` using the stored powers (``d`` is non-increasing). Cost: about ``2 log2 t_mix``
-    dense products; at most ``ceil(log2 t_mix) + 1`` ``S x S`` matrices are held at once
-    (``P`` included), with no full-size temporaries.
+    Two exact algorithms, equal up to rounding at a tie ``d(t) = eps``:
+
+    ``"squaring"``: doubling finds ``k`` with ``d(2^(k-1)) > eps >= d(2^k)`` while storing
+    ``P^(2^j)``; a greedy bisection over the binary digits below ``2^(k-1)`` then finds the
+    largest ``t`` with ``d(t) > eps`` using the stored powers (``d`` is non-increasing). Cost:
+    about ``2 log2 t_mix`` dense products; at most ``ceil(log2 t_mix) + 1`` ``S x S`` matrices are
+    held at once (``P`` included), with no full-size temporaries.
+
+    ``"stepping"``: every start's point mass is stepped with the sparse ``P`` until it is within
+    ``eps`` (:func:`glauber.toy_models.stepping.crossing_times`); memory two ``S x b`` blocks,
+    cost ``sum_x t_x`` sparse column-steps. The only choice above ``max_dense_states``.
+
+    ``"auto"``: above ``max_dense_states`` states, stepping. Otherwise stepping is tried first
+    and abandoned for squaring once it has spent about what squaring would cost for the ``t``
+    reached (see :func:`stepping_budget`: at most about twice the cheaper method's time).
 
     Parameters
     ----------
-    P, pi, backend, device, max_dense_states
+    P, pi, backend, device, max_dense_states, method, block_bytes
         As in :func:`distance_curve`.
     eps : float
         Threshold in (0, 1).
+    max_steps : int
+        Stepping gives up (:class:`ConvergenceError`) after this many steps of one start.
 
     Returns
     -------
@@ -293,7 +321,8 @@ def mixing_time(
     InvalidProbabilityError
         If ``eps`` is not in (0, 1).
     ConvergenceError
-        If ``d(2^62) > eps`` (the chain is numerically reducible: raise the temperature).
+        If ``d(2^62) > eps`` when squaring (the chain is numerically reducible: raise the
+        temperature), or a start needs more than ``max_steps`` steps when stepping.
     StateSpaceTooLargeError, DeviceUnavailableError, InvalidParameterError
         As in :func:`distance_curve`.
 
@@ -304,7 +333,49 @@ def mixing_time(
     3
     """
     eps = check_eps(eps)
-    algebra = _Dense(P, pi, backend, device, max_dense_states)
+    S = np.shape(P)[0]
+    if _use_stepping(method, S, max_dense_states):
+        return int(crossing_times(P, pi, eps, backend, device, block_bytes, max_steps).max())
+    if method == "auto":
+        blocks = PointMassBlocks(P, pi, backend, device, block_bytes)
+        budget = min(stepping_budget(S, sp.csr_matrix(P).nnz), max_steps)
+        times = _crossing_times(blocks, eps, budget)
+        if times is not None:
+            return int(times.max())
+        del blocks
+    return _squaring_mixing_time(_Dense(P, pi, backend, device, max_dense_states), eps)
+
+
+def stepping_budget(num_states: int, nnz: int) -> int:
+    """Steps after which ``"auto"`` stops stepping and squares instead (ski rental).
+
+    Stepping every start to time ``t`` costs about ``t`` sparse steps of all starts; squaring to
+    reach ``t`` costs about ``2 log2 t`` dense products, each worth ``c = S^2 / nnz /``
+    :data:`DENSE_EFFICIENCY` such steps. Stepping stops at the first ``t`` with
+    ``t >= 2 c log2 t``, so the work thrown away is at most what squaring then spends: the total
+    is within a factor of about two of the better method (the classical ski-rental bound).
+
+    Examples
+    --------
+    >>> stepping_budget(64, 448)  # a 6-spin chain: dense products are cheap, squaring at once
+    8
+    """
+    c = num_states**2 / max(nnz, 1) / DENSE_EFFICIENCY
+    t = 8
+    while t < 2.0 * c * np.log2(t):
+        t += max(1, t // 16)
+    return int(t)
+
+
+def _use_stepping(method: str, num_states: int, max_dense_states: int) -> bool:
+    """Whether ``method`` means stepping outright (``"auto"`` above ``max_dense_states``)."""
+    if method not in _METHODS:
+        raise InvalidParameterError(f"unknown method {method!r}; use one of {_METHODS}")
+    return method == "stepping" or (method == "auto" and num_states > max_dense_states)
+
+
+def _squaring_mixing_time(algebra: _Dense, eps: float) -> int:
+    """Doubling then greedy bisection with the stored powers (see :func:`mixing_time`)."""
     if algebra.distance(None) <= eps:
         return 0
     powers = [algebra.P]  # powers[k] = P^(2^k); powers[0] may be the caller's array: never written

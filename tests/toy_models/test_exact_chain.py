@@ -81,9 +81,11 @@ def test_state_space_limit() -> None:
     for part in ("q**n", "3**5", "243", "200", "max_states=243"):
         assert part in message
     assert ExactChain(model, 1.0, max_states=243).num_states == 243
-    # Dense algorithms refuse chains over 4096 states before building anything dense.
+    # Dense algorithms refuse chains over 4096 states before building anything dense (distances
+    # and mixing times then default to sparse stepping: tests/toy_models/test_stepping.py).
     big = ExactChain(table_model(13, 2, 0, 1.0), 1.0)
-    for method in (big.mixing_time, big.spectral_gap, lambda: big.distance(1)):
+    squaring = [lambda: big.mixing_time(method="squaring"), lambda: big.distance(1, method="squaring")]
+    for method in (big.spectral_gap, *squaring):
         with pytest.raises(StateSpaceTooLargeError, match="4096"):
             method()
 

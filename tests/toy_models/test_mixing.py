@@ -276,7 +276,9 @@ def test_bad_backend_and_device_raise() -> None:
 def test_dense_limit_raises() -> None:
     P = np.full((3, 3), 1 / 3)
     with pytest.raises(StateSpaceTooLargeError, match="max_dense_states"):
-        mixing_time(P, np.full(3, 1 / 3), max_dense_states=2)
+        mixing_time(P, np.full(3, 1 / 3), max_dense_states=2, method="squaring")
+    with pytest.raises(StateSpaceTooLargeError, match="max_dense_states"):
+        distance_curve(P, np.full(3, 1 / 3), [1], max_dense_states=2, method="squaring")
 
 
 def test_reducible_chain_raises_convergence_error() -> None:
