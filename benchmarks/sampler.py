@@ -102,29 +102,33 @@ def per_chain_loop(mlm: HFMaskedLM, states: np.ndarray, n_steps: int, tau: float
     return x
 
 
-def baseline_rate(mlm: HFMaskedLM, chains: int, n_steps: int) -> dict:
-    """Chain-steps per second of :func:`per_chain_loop` (after one warm-up chain-step)."""
+def baseline_rate(mlm: HFMaskedLM, chains: int, n_steps: int, repeat: int = 3) -> dict:
+    """Chain-steps per second of :func:`per_chain_loop`: best of ``repeat`` runs after one
+    warm-up chain-step (best-of, like the batched runs and the matmul reference)."""
     states = initial_states(mlm, chains)
     per_chain_loop(mlm, states[:1], 1)
-    seconds, _ = clock(lambda: per_chain_loop(mlm, states, n_steps))
+    seconds, _ = clock(lambda: per_chain_loop(mlm, states, n_steps), repeat)
     return {"chains": chains, "steps": n_steps, "seconds": seconds,
             "chain_steps_per_s": chains * n_steps / seconds}
 
 
-def batched_rate(mlm: HFMaskedLM, batch: int, n_steps: int, tau: float = 1.0) -> dict:
+def batched_rate(
+    mlm: HFMaskedLM, batch: int, n_steps: int, tau: float = 1.0, repeat: int = 3
+) -> dict:
     """Chain-steps/s and model FLOP rate of :func:`glauber_chains` with ``batch`` chains, and the
     matmul FLOP rate on the model's feed-forward shape ``[batch (n + 2), hidden] @ [hidden,
     intermediate]`` timed right after (so both see about the same machine load).
 
     The time covers the whole call (the first-row probe, ``n_steps`` steps and the copy of the
-    final states to the host), after a one-step warm-up at the same batch size. On the CPU the
+    final states to the host), best of ``repeat`` calls (as for the matmul reference, whose
+    best call counts), after a one-step warm-up at the same batch size. On the CPU the
     FLOPs per process-CPU-second are reported too (``matmul_fraction_cpu``), a ratio that other
     processes on the machine disturb less than the wall-clock one.
     """
     states = initial_states(mlm, batch)
     glauber_chains(mlm, tau, states, 1, seed=1)
     synchronize(mlm)
-    wall, cpu, _ = clock_cpu(lambda: glauber_chains(mlm, tau, states, n_steps, seed=0))
+    wall, cpu, _ = clock_cpu(lambda: glauber_chains(mlm, tau, states, n_steps, seed=0), repeat)
     flops = batch * n_steps * masked_lm_flops(mlm.model.config, mlm.n + 2)
     peak = feed_forward_matmul_flops(mlm, batch) if mlm.autocast is None else matmul_flops(
         batch * (mlm.n + 2), int(mlm.model.config.hidden_size),

@@ -192,3 +192,20 @@ def test_read_states_for_an_mlm_uses_encode(tmp_path):
 def test_float16_on_cpu_exits_2_and_says_what_to_use():
     code, _, err = run("--model", "tiny-gpt2-control", "--length", "4", "--dtype", "float16")
     assert code == 2 and "only supported on CUDA" in err and "bfloat16" in err
+
+
+def test_autocast_on_the_causal_control_exits_2_and_says_why():
+    code, _, err = run("--model", "tiny-gpt2-control", "--length", "4", "--autocast", "bfloat16")
+    assert code == 2 and "autocast applies to masked LMs" in err and "--autocast" in err
+
+
+@pytest.mark.mlm
+def test_autocast_reaches_the_masked_lm_and_conflicts_with_dtype():
+    pytest.importorskip("antiberty")
+    import torch
+
+    mlm = resolve_model("antiberty", length=5, autocast="bfloat16")
+    assert mlm.autocast == torch.bfloat16 and mlm.dtype == torch.float32
+    code, _, err = run("--model", "antiberty", "--length", "5", "--dtype", "bfloat16",
+                       "--autocast", "bfloat16")
+    assert code == 2 and "choose one" in err

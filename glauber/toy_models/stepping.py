@@ -36,6 +36,9 @@ DEFAULT_BLOCK_BYTES = 2**30
 DEFAULT_MAX_STEPS = 10**7
 #: Rows per chunk of the distance computation (bounds its scratch to ``chunk x b`` entries).
 TV_CHUNK_ELEMENTS = 2**22
+#: Entries of one block at most: below 2^31, so that sparse kernels with 32-bit offsets into the
+#: dense operand (some cuSPARSE paths) are never handed a larger one.
+MAX_BLOCK_ELEMENTS = 2**31 - 1
 
 
 class PointMassBlocks:
@@ -55,7 +58,8 @@ class PointMassBlocks:
         CPU.
     block_bytes : int, optional
         Memory for the two evolving blocks; starts are processed ``block_bytes // (16 S)`` at a
-        time. Default: :data:`DEFAULT_BLOCK_BYTES` on the CPU, half the free memory on CUDA.
+        time (and fewer than ``2^31 / S``, see :data:`MAX_BLOCK_ELEMENTS`). Default:
+        :data:`DEFAULT_BLOCK_BYTES` on the CPU, half the free memory on CUDA.
 
     Raises
     ------
@@ -104,8 +108,10 @@ class PointMassBlocks:
             )
         block_bytes = default_bytes if block_bytes is None else block_bytes
         check_positive_int(block_bytes, "block_bytes")
-        #: Starts per block (two ``S x width`` float64 blocks fit in ``block_bytes``).
-        self.width = int(max(1, min(S, block_bytes // (16 * S))))
+        width = max(1, min(S, block_bytes // (16 * S), MAX_BLOCK_ELEMENTS // S))
+        #: Starts per block (two ``S x width`` float64 blocks fit in ``block_bytes``), evened
+        #: out over the blocks.
+        self.width = int(-(-S // -(-S // width)))
 
     def blocks(self) -> Iterator[tuple[int, int]]:
         """``(first, stop)`` start indices of each block, in order."""
