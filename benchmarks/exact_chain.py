@@ -461,6 +461,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="temperatures at which GTH runs at 2^12 states (~1 min each)")
     parser.add_argument("--torch-sizes", type=int, nargs="+", default=[12, 14, 16],
                         help="cycle lengths n (2^n states) of the torch-backend part")
+    parser.add_argument("--numpy-baseline-sites", type=int, default=12,
+                        help="cycle length at which the torch-backend part also runs numpy")
     parser.add_argument("--max-squaring-sites", type=int, default=15,
                         help="largest cycle the torch-backend part squares (above: stepping only)")
     parser.add_argument("--device", default=None, help="torch device of the torch-backend part")
@@ -472,7 +474,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         stationary={"gth_betas": tuple(args.gth_betas)},
         largest={"budget_seconds": args.budget},
         torch_mixing={"sizes": tuple(args.torch_sizes), "device": args.device,
-                      "max_squaring_sites": args.max_squaring_sites},
+                      "max_squaring_sites": args.max_squaring_sites,
+                      "numpy_baseline_sites": args.numpy_baseline_sites},
     )
     publish(result, args.json)
     return 0

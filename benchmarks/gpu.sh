@@ -7,6 +7,8 @@
 #   bash benchmarks/gpu.sh           # ON THE GPU MACHINE (its python3 has torch + transformers),
 #                                    # with build/gpu_carry carried along (device run: carry
 #                                    # ["build/gpu_carry"]); writes JSON files to $OUT if set
+#   SMOKE=1 bash benchmarks/gpu.sh   # HERE, in .venv, on the CPU: every step at toy sizes, to
+#                                    # check the script's plumbing (flags, files) before a GPU run
 #
 # Prints, each against a baseline timed in the same run:
 #   1. the batched Glauber sampler on a randomly initialised BERT-base-sized BertForMaskedLM in
@@ -59,31 +61,40 @@ RESULTS=${OUT:-/tmp/glauber-gpu}
 mkdir -p "$RESULTS"
 status=0
 
-nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv || status=1
-$PY -c "import torch, transformers; print('torch', torch.__version__, 'cuda', torch.cuda.is_available(), 'transformers', transformers.__version__)"
+if [ "${SMOKE:-0}" = 1 ]; then  # toy sizes on the CPU; fp16 autocast and graph capture need CUDA
+    DEVICE=cpu; BIG_BATCHES="4 8"; BIG_STEPS="1 1"; BATCHES="4"; STEPS="1"
+    TORCH_SIZES="4 5"; TORCH_BIG=6; SQUARE_UP_TO=5; BASE_SITES=4; HEAD_BATCH=4
+else
+    DEVICE=cuda; BIG_BATCHES="256 1024 4096 16384"; BIG_STEPS="20 20 10 5"
+    BATCHES="256 4096"; STEPS="20 10"; TORCH_SIZES="12 14 15"; TORCH_BIG=16; SQUARE_UP_TO=15
+    BASE_SITES=12; HEAD_BATCH=1024
+fi
+SAMPLER="$PY benchmarks/sampler.py --device $DEVICE --baseline-chains 4 --baseline-steps 2"
+SAMPLER="$SAMPLER --head-batch $HEAD_BATCH"
 
-SAMPLER="$PY benchmarks/sampler.py --device cuda --baseline-chains 4 --baseline-steps 2 --head-batch 1024"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv || [ "${SMOKE:-0}" = 1 ] || status=1
+$PY -c "import torch, transformers; print('torch', torch.__version__, 'cuda', torch.cuda.is_available(), 'transformers', transformers.__version__)"
 
 echo "== 1. sampler MFU, random BERT-base (bf16)"
 timeout 95 $SAMPLER --model bert-base-random --dtype bfloat16 \
-    --batch-sizes 256 1024 4096 16384 --steps 20 20 10 5 \
+    --batch-sizes $BIG_BATCHES --steps $BIG_STEPS \
     --json "$RESULTS/gpu_sampler_bert_base.json" || { echo "FAILED (1)"; status=1; }
 
 echo "== 1b. sampler, random BERT-base, bf16 weights, CUDA graphs"
 timeout 55 $SAMPLER --model bert-base-random --dtype bfloat16 --cuda-graphs \
-    --batch-sizes 256 4096 --steps 20 10 \
+    --batch-sizes $BATCHES --steps $STEPS \
     --json "$RESULTS/gpu_sampler_bert_base_graphs.json" || { echo "FAILED (1b)"; status=1; }
 
 echo "== 1c. sampler, random BERT-base, fp32 weights under bf16 autocast"
 timeout 55 $SAMPLER --model bert-base-random --autocast bfloat16 \
-    --batch-sizes 256 4096 --steps 20 10 \
+    --batch-sizes $BATCHES --steps $STEPS \
     --json "$RESULTS/gpu_sampler_bert_base_autocast.json" || { echo "FAILED (1c)"; status=1; }
 
 echo "== 2. sampler MFU, AntiBERTy (bf16)"
 if [ -f "$CARRY/site/antiberty/trained_models/AntiBERTy_md_smooth/pytorch_model.bin" ] \
     || $PY -c "import antiberty" 2>/dev/null; then
     timeout 75 $SAMPLER --model antiberty --dtype bfloat16 \
-        --batch-sizes 256 1024 4096 16384 --steps 20 20 10 5 \
+        --batch-sizes $BIG_BATCHES --steps $BIG_STEPS \
         --json "$RESULTS/gpu_sampler_antiberty.json" || { echo "FAILED (2)"; status=1; }
 else
     echo "SKIPPED (2): no AntiBERTy weights; run 'bash benchmarks/gpu.sh prepare' here and carry $CARRY"
@@ -98,12 +109,11 @@ else
     echo "SKIPPED (2b): pytest/hypothesis not installed on this machine"
 fi
 
-echo "== 3. exact t_mix, torch float64 backends on CUDA (squaring to 2^15, stepping to 2^16)"
-timeout 80 $PY benchmarks/exact_chain.py --parts torch_mixing --torch-sizes 12 14 15 \
-    --max-squaring-sites 15 --device cuda --json "$RESULTS/gpu_exact_chain.json" \
-    || { echo "FAILED (3)"; status=1; }
-timeout 85 $PY benchmarks/exact_chain.py --parts torch_mixing --torch-sizes 16 \
-    --max-squaring-sites 15 --device cuda --json "$RESULTS/gpu_exact_chain_2p16.json" \
-    || { echo "FAILED (3, 2^16)"; status=1; }
+echo "== 3. exact t_mix, torch float64 backends (squaring to 2^$SQUARE_UP_TO, stepping to 2^$TORCH_BIG)"
+EXACT="$PY benchmarks/exact_chain.py --parts torch_mixing --max-squaring-sites $SQUARE_UP_TO --device $DEVICE"
+timeout 80 $EXACT --torch-sizes $TORCH_SIZES --numpy-baseline-sites $BASE_SITES \
+    --json "$RESULTS/gpu_exact_chain.json" || { echo "FAILED (3)"; status=1; }
+timeout 85 $EXACT --torch-sizes $TORCH_BIG --json "$RESULTS/gpu_exact_chain_2p$TORCH_BIG.json" \
+    || { echo "FAILED (3, 2^$TORCH_BIG)"; status=1; }
 
 exit $status
