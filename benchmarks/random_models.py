@@ -34,10 +34,12 @@ def random_bert(
     dtype: Any = None,
     head: str = "auto",
     seed: int = 0,
+    **options: Any,
 ) -> HFMaskedLM:
     """A randomly initialised ``BertForMaskedLM`` as an :class:`HFMaskedLM` over the amino acids.
 
     ``vocab_size`` must be at least 25 (specials and amino acids); the rest are filler tokens.
+    ``options`` (e.g. ``autocast``, ``cuda_graphs``) go to :class:`HFMaskedLM`.
     """
     from transformers import BertConfig, BertForMaskedLM, BertTokenizer
 
@@ -59,5 +61,5 @@ def random_bert(
         model = BertForMaskedLM(config).eval()
     return HFMaskedLM(
         model, tokenizer=tokenizer, n=n, allowed_tokens=list(AMINO_ACIDS), device=device,
-        dtype=dtype, head=head, split_chars=True, name=f"random-bert-h{hidden_size}",
+        dtype=dtype, head=head, split_chars=True, name=f"random-bert-h{hidden_size}", **options,
     )

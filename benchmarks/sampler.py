@@ -57,13 +57,7 @@ def load_model(name: str, n: int, device: str = "cpu", dtype: Any = None,
     if name == "antiberty":
         return load_antiberty(n=n, device=device, dtype=dtype, head=head, **options)
     if name == "bert-base-random":
-        mlm = random_bert(**BERT_BASE, n=n, device=device, dtype=dtype, head=head)
-        if not options:
-            return mlm
-        return HFMaskedLM(  # the same model and vocabulary, with the options
-            mlm.model, mlm.tokenizer, n=n, allowed_tokens=list(mlm.vocab), device=device,
-            dtype=dtype, head=head, split_chars=True, name=mlm.name, **options,
-        )
+        return random_bert(**BERT_BASE, n=n, device=device, dtype=dtype, head=head, **options)
     raise ValueError(f"unknown model {name!r}; use 'antiberty' or 'bert-base-random'")
 
 

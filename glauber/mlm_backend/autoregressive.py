@@ -187,7 +187,9 @@ class CausalLMControl(TokenSequenceModel):
         for start in range(0, ids.shape[0], rows):
             chunk = ids[start:start + rows]
             inputs = torch.cat([bos.expand(chunk.shape[0], 1), chunk[:, :-1]], dim=1)
-            logits = self.model(input_ids=inputs, attention_mask=torch.ones_like(inputs)).logits
+            # No attention_mask: the inputs are unpadded, and a given mask has its values
+            # inspected by transformers (a host synchronisation per forward on CUDA).
+            logits = self.model(input_ids=inputs).logits
             logp = torch.log_softmax(logits.float(), dim=-1)
             token_logp = logp.gather(2, chunk[:, :, None]).squeeze(2)
             out[start:start + rows] = token_logp.double().sum(dim=1)

@@ -338,7 +338,7 @@ def mixing_time(
         return int(crossing_times(P, pi, eps, backend, device, block_bytes, max_steps).max())
     if method == "auto":
         blocks = PointMassBlocks(P, pi, backend, device, block_bytes)
-        budget = min(stepping_budget(S, sp.csr_matrix(P).nnz), max_steps)
+        budget = min(stepping_budget(S, blocks.nnz), max_steps)
         times = _crossing_times(blocks, eps, budget)
         if times is not None:
             return int(times.max())

@@ -85,6 +85,8 @@ class PointMassBlocks:
                 f"P must be [S, S] and pi [S]; got P {PT.shape} and pi {pi.shape}"
             )
         self.num_states = S
+        #: Stored entries of ``P`` (a step costs ``2 nnz`` flops per start).
+        self.nnz = int(PT.nnz)
         self.torch, device = resolve_array_backend(backend, device)
         if self.torch is None:
             self.PT, self.pi = PT, pi
