@@ -33,7 +33,7 @@ from benchmarks.report import publish, row
 from benchmarks.sampler import initial_states, load_model, synchronize
 from glauber.estimators import coupling_time, influence, log_conditionals, rectangle_test
 from glauber.estimators import maximal_coupling_step
-from glauber.estimators.arrays import like, namespace
+from glauber.core.arrays import like, namespace
 from glauber.estimators.sampler import device_generator, random_sites, to_model_library
 from glauber.mlm_backend import HFMaskedLM
 

@@ -23,9 +23,9 @@ from glauber.errors import (
     UnknownModelError,
     VocabularyError,
 )
-from glauber.estimators.arrays import to_numpy
-from glauber.estimators.protocol import ConditionalModel
-from glauber.theory.validation import check_positive_int
+from glauber.core.arrays import to_numpy
+from glauber.core.protocol import ConditionalModel
+from glauber.core.validation import check_positive_int
 from glauber.toy_models.specs import TOY_FAMILIES, parse_toy_spec
 
 #: Sequence length of an MLM when none is asked for (keeps the default certify run short).

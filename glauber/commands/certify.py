@@ -36,7 +36,7 @@ from glauber.estimators.certify import Certificate, ExactValues, certify
 from glauber.models import DEFAULT_MLM_LENGTH, default_states, is_toy_spec, read_states
 from glauber.models import resolve_model
 from glauber.theory.contraction import certify_contraction
-from glauber.theory.validation import (
+from glauber.core.validation import (
     check_eps,
     check_nonnegative_int,
     check_positive_int,

@@ -5,8 +5,8 @@ estimator batches its (state, site) queries into as few :meth:`scores` calls as 
 allows, takes a seed (same seed, same result) and returns a frozen dataclass with ``to_dict()``.
 """
 
-from glauber.estimators.arrays import is_torch, to_numpy
-from glauber.estimators.conditionals import (
+from glauber.core.arrays import is_torch, to_numpy
+from glauber.core.conditionals import (
     check_states,
     host_states,
     iter_log_conditionals,
@@ -22,7 +22,7 @@ from glauber.estimators.drift import DriftResult, drift
 from glauber.estimators.escape import EscapeResult, escape_probability, exit_mask
 from glauber.estimators.influence import InfluenceResult, all_states, influence
 from glauber.estimators.margins import BasinMargins, MarginsResult, margins
-from glauber.estimators.protocol import ConditionalModel
+from glauber.core.protocol import ConditionalModel
 from glauber.estimators.rectangle import (
     ArnoldPressResult,
     Rectangles,

@@ -31,7 +31,7 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from glauber.errors import BasinError, InvalidParameterError, StateSpaceTooLargeError
-from glauber.estimators.arrays import is_torch
+from glauber.core.arrays import is_torch
 from glauber.estimators.certificate import (
     BasinSummary,
     Certificate,
@@ -51,17 +51,17 @@ from glauber.estimators.certificate import (
     software_versions,
 )
 from glauber.estimators.claims import build_claims
-from glauber.estimators.conditionals import host_states, log_conditionals
+from glauber.core.conditionals import host_states, log_conditionals
 from glauber.estimators.coupling import coupling_time
 from glauber.estimators.drift import drift
 from glauber.estimators.escape import Basin, escape_probability, evaluate_basin
 from glauber.estimators.influence import all_states, influence
 from glauber.estimators.margins import margins
-from glauber.estimators.protocol import ConditionalModel
+from glauber.core.protocol import ConditionalModel
 from glauber.estimators.rectangle import rectangle_test
 from glauber.theory.contraction import certify_contraction
 from glauber.theory.influence_bounds import corollary7_alpha_bound, influence_matrix_bound
-from glauber.theory.validation import (
+from glauber.core.validation import (
     check_eps,
     check_nonnegative_int,
     check_positive_int,

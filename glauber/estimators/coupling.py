@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 
 from glauber.errors import InvalidParameterError
-from glauber.estimators.arrays import JsonResult, is_torch, like, namespace, to_numpy
-from glauber.estimators.conditionals import host_states, trusted_inputs
-from glauber.estimators.protocol import ConditionalModel
+from glauber.core.arrays import JsonResult, is_torch, like, namespace, to_numpy
+from glauber.core.conditionals import host_states, trusted_inputs
+from glauber.core.protocol import ConditionalModel
 from glauber.estimators.sampler import (
     FiniteGuard,
     SeedLike,
@@ -30,7 +30,7 @@ from glauber.estimators.sampler import (
     to_model_library,
     uniform,
 )
-from glauber.theory.validation import check_positive_int, check_tau
+from glauber.core.validation import check_positive_int, check_tau
 
 
 def maximal_coupling_step(log_p: Any, log_q: Any, generator: Any) -> tuple[Any, Any]:

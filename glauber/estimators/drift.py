@@ -23,11 +23,11 @@ from typing import Any
 import numpy as np
 
 from glauber.errors import InvalidParameterError, VocabularyError
-from glauber.estimators.arrays import JsonResult, to_numpy
-from glauber.estimators.conditionals import host_states, iter_log_conditionals
-from glauber.estimators.protocol import ConditionalModel
+from glauber.core.arrays import JsonResult, to_numpy
+from glauber.core.conditionals import host_states, iter_log_conditionals
+from glauber.core.protocol import ConditionalModel
 from glauber.theory.drift import BandDriftBound, band_drift_escape_bound, boundary_drift_as_printed
-from glauber.theory.validation import check_positive_int, check_tau
+from glauber.core.validation import check_positive_int, check_tau
 
 
 @dataclass(frozen=True)

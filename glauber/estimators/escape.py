@@ -17,10 +17,10 @@ from typing import Any, Callable
 import numpy as np
 
 from glauber.errors import BasinError, InvalidParameterError
-from glauber.estimators.arrays import JsonResult, like, namespace, to_numpy
-from glauber.estimators.conditionals import host_states, iter_log_conditionals
-from glauber.estimators.protocol import ConditionalModel
-from glauber.theory.validation import check_positive_int, check_tau
+from glauber.core.arrays import JsonResult, like, namespace, to_numpy
+from glauber.core.conditionals import host_states, iter_log_conditionals
+from glauber.core.protocol import ConditionalModel
+from glauber.core.validation import check_positive_int, check_tau
 
 #: A basin: ``basin(states[B, n]) -> bool[B]`` (True for states inside).
 Basin = Callable[[np.ndarray], Any]

@@ -17,13 +17,13 @@ from typing import Any
 import numpy as np
 
 from glauber.errors import InvalidParameterError, StateSpaceTooLargeError
-from glauber.estimators.arrays import JsonResult, like, namespace, to_numpy
-from glauber.estimators.conditionals import host_states, iter_log_conditionals
-from glauber.estimators.protocol import ConditionalModel
+from glauber.core.arrays import JsonResult, like, namespace, to_numpy
+from glauber.core.conditionals import host_states, iter_log_conditionals
+from glauber.core.protocol import ConditionalModel
 from glauber.estimators.sampler import SeedLike, concat
 from glauber.theory.contraction import ContractionCertificate, certify_contraction
 from glauber.theory.influence_bounds import corollary7_holds, lemma6_bound, tanh_bound
-from glauber.theory.validation import check_eps, check_positive_int, check_tau
+from glauber.core.validation import check_eps, check_positive_int, check_tau
 
 #: Tolerance of the Lemma 6 / tanh consistency checks (rounding of TV in float32).
 _CHECK_ATOL = 1e-6

@@ -22,16 +22,16 @@ from typing import Any
 import numpy as np
 
 from glauber.errors import InvalidParameterError
-from glauber.estimators.arrays import JsonResult, like, namespace, take_rows, to_numpy
-from glauber.estimators.conditionals import host_states, iter_log_conditionals
+from glauber.core.arrays import JsonResult, like, namespace, take_rows, to_numpy
+from glauber.core.conditionals import host_states, iter_log_conditionals
 from glauber.estimators.escape import Basin, basin_states, exit_mask
-from glauber.estimators.protocol import ConditionalModel
+from glauber.core.protocol import ConditionalModel
 from glauber.theory.escape import (
     sharper_escape_bound,
     theorem8_escape_bound,
     theorem8_tmix_lower_bound,
 )
-from glauber.theory.validation import check_positive_int, check_tau
+from glauber.core.validation import check_positive_int, check_tau
 
 
 @dataclass(frozen=True)

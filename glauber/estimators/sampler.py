@@ -17,15 +17,15 @@ from typing import Any, Sequence
 import numpy as np
 
 from glauber.errors import FrozenSitesError, InvalidParameterError, NonFiniteScoresError
-from glauber.estimators.arrays import JsonResult, is_torch, like, namespace, to_numpy
-from glauber.estimators.conditionals import (
+from glauber.core.arrays import JsonResult, is_torch, like, namespace, to_numpy
+from glauber.core.conditionals import (
     host_states,
     iter_log_conditionals,
     log_conditionals,
     trusted_inputs,
 )
-from glauber.estimators.protocol import ConditionalModel
-from glauber.theory.validation import check_nonnegative_int, check_positive_int, check_tau
+from glauber.core.protocol import ConditionalModel
+from glauber.core.validation import check_nonnegative_int, check_positive_int, check_tau
 
 SeedLike = int | np.random.Generator | None
 

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from glauber.estimators.arrays import to_numpy
+from glauber.core.arrays import to_numpy
 from glauber.estimators.influence import influence
 from glauber.experiments.checkpoint import ResultsLog, atomic_write_text, dumps
 from glauber.experiments.common import (

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from glauber.errors import ResumeMismatchError
-from glauber.estimators.arrays import jsonable
+from glauber.core.arrays import jsonable
 
 #: Version of the log format; part of every header.
 LOG_FORMAT = 1

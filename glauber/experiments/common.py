@@ -19,9 +19,9 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from glauber.errors import InvalidParameterError
-from glauber.estimators.arrays import to_numpy
+from glauber.core.arrays import to_numpy
 from glauber.experiments.checkpoint import atomic_write_bytes, atomic_write_text
-from glauber.theory.validation import check_positive_int, check_tau
+from glauber.core.validation import check_positive_int, check_tau
 
 
 # ----------------------------------------------------------------------------------- grids

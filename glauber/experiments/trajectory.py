@@ -48,7 +48,7 @@ from glauber.experiments.common import (
     save_figure,
     state_text,
 )
-from glauber.theory.validation import check_tau
+from glauber.core.validation import check_tau
 
 CSV_HEADER = "step,chain,state,text\n"
 

@@ -27,7 +27,7 @@ from glauber.errors import (
 from glauber.mlm_backend.device import check_budget, resolve_device, resolve_dtype
 from glauber.mlm_backend.sequence_model import TokenSequenceModel
 from glauber.mlm_backend.vocabulary import TokenVocabulary, tokenizer_vocabulary
-from glauber.theory.validation import check_positive_int
+from glauber.core.validation import check_positive_int
 
 
 class CausalLMControl(TokenSequenceModel):

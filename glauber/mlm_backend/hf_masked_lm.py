@@ -6,7 +6,7 @@ For a state ``x`` (indices into the resampling vocabulary ``V``) and a site ``i`
 tokenizers). These are the paper's local scores ``s_i(a; x_{-i})`` (§3.1): the conditional
 ``p_tau(a | x_{-i}) = softmax_V(s_i(.; x_{-i}) / tau)``, restricted to ``V``, is what the Glauber
 kernel of §3.2 resamples from. The division by ``tau`` happens once, in
-:func:`glauber.estimators.conditionals.log_conditionals`.
+:func:`glauber.core.conditionals.log_conditionals`.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ from glauber.mlm_backend.heads import split_masked_lm
 from glauber.mlm_backend.sequence_model import TokenSequenceModel
 from glauber.mlm_backend.static_shapes import StaticShapeRunner
 from glauber.mlm_backend.vocabulary import TokenVocabulary, tokenizer_vocabulary
-from glauber.theory.validation import check_positive_int
+from glauber.core.validation import check_positive_int
 
 #: Model types whose learned positions start at ``pad_token_id + 1`` (RoBERTa's convention).
 PADDING_OFFSET_MODEL_TYPES = frozenset(

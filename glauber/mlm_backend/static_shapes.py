@@ -29,7 +29,7 @@ from typing import Any, Callable
 import torch
 
 from glauber.errors import InvalidParameterError
-from glauber.theory.validation import check_positive_int
+from glauber.core.validation import check_positive_int
 
 #: Shapes cached by default (a batch size and its sub-batch remainder, the one-row probe of
 #: :func:`glauber.estimators.glauber_chains`, a few batch sizes of the estimators).

@@ -36,7 +36,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from glauber.errors import InvalidParameterError
-from glauber.theory.validation import (
+from glauber.core.validation import (
     check_eps,
     check_nonnegative_float,
     check_nonnegative_int,

@@ -35,7 +35,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from glauber.errors import InvalidParameterError
-from glauber.theory.validation import (
+from glauber.core.validation import (
     check_finite_float,
     check_nonnegative_int,
     check_positive_float,

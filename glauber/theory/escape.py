@@ -17,7 +17,7 @@ import math
 import numbers
 
 from glauber.errors import BasinError, InvalidParameterError, InvalidProbabilityError
-from glauber.theory.validation import (
+from glauber.core.validation import (
     check_eps,
     check_nonnegative_int,
     check_positive_float,

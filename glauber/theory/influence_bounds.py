@@ -25,7 +25,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from glauber.errors import InvalidParameterError
-from glauber.theory.validation import check_square_matrix, check_tau
+from glauber.core.validation import check_square_matrix, check_tau
 
 
 def _oscillations(delta: ArrayLike) -> np.ndarray:

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from glauber.errors import InvalidParameterError
-from glauber.theory.validation import (
+from glauber.core.validation import (
     check_eps,
     check_finite_float,
     check_nonnegative_float,

@@ -14,7 +14,7 @@ import math
 import numbers
 
 from glauber.errors import InvalidParameterError
-from glauber.theory.validation import (
+from glauber.core.validation import (
     check_eps,
     check_nonnegative_int,
     check_positive_float,

@@ -22,7 +22,7 @@ from glauber.errors import (
     NonFiniteScoresError,
     VocabularyError,
 )
-from glauber.theory.validation import check_nonnegative_int, check_square_matrix, check_tau
+from glauber.core.validation import check_nonnegative_int, check_square_matrix, check_tau
 
 
 def rectangle_delta_from_edges(

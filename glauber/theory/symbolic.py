@@ -16,7 +16,7 @@ from __future__ import annotations
 import sympy as sp
 
 from glauber.errors import StateSpaceTooLargeError
-from glauber.theory.validation import check_positive_int, check_vocab_size
+from glauber.core.validation import check_positive_int, check_vocab_size
 
 
 def sigmoid(x: sp.Expr) -> sp.Expr:

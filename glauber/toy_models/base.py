@@ -18,7 +18,7 @@ from glauber.errors import (
     SequenceLengthError,
     VocabularyError,
 )
-from glauber.theory.validation import check_positive_int, check_vocab_size
+from glauber.core.validation import check_positive_int, check_vocab_size
 
 
 class ToyModel:

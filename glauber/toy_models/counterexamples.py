@@ -43,7 +43,7 @@ from glauber.theory.contraction import (
     theorem5_contraction_factor,
     theorem5_tmix_bound,
 )
-from glauber.theory.validation import (
+from glauber.core.validation import (
     check_finite_float,
     check_positive_float,
     check_positive_int,
@@ -51,7 +51,7 @@ from glauber.theory.validation import (
     check_vocab_size,
 )
 from glauber.toy_models.base import FunctionModel, ToyModel
-from glauber.toy_models.enumeration import state_index
+from glauber.core.enumeration import state_index
 from glauber.toy_models.exact_basins import check_mask
 from glauber.toy_models.exact_chain import ExactChain
 from glauber.toy_models.ising import IsingModel

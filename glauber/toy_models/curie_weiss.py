@@ -15,7 +15,7 @@ from scipy.linalg import eigvalsh_tridiagonal
 from scipy.special import expit, gammaln, logsumexp
 
 from glauber.errors import ConvergenceError
-from glauber.theory.validation import (
+from glauber.core.validation import (
     check_eps,
     check_finite_float,
     check_nonnegative_int,

@@ -2,7 +2,7 @@
 
 ``P_tau(x, x') = (1/n) sum_i 1{x_{-i} = x'_{-i}} p_tau(x'_i | x_{-i})`` (the paper's kernel,
 Proposition 1). States are indexed in mixed radix with site 0 most significant
-(:mod:`glauber.toy_models.enumeration`). The algorithms live in
+(:mod:`glauber.core.enumeration`). The algorithms live in
 :mod:`~glauber.toy_models.stationary`, :mod:`~glauber.toy_models.mixing`,
 :mod:`~glauber.toy_models.exact_spectral`, :mod:`~glauber.toy_models.exact_basins`,
 :mod:`~glauber.toy_models.exact_influence`, :mod:`~glauber.toy_models.exact_margins` and
@@ -18,12 +18,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from glauber.errors import NonPositiveConditionalError, StateSpaceTooLargeError
-from glauber.estimators.conditionals import log_conditionals
-from glauber.estimators.protocol import ConditionalModel
-from glauber.theory.validation import check_tau
+from glauber.core.conditionals import log_conditionals
+from glauber.core.protocol import ConditionalModel
+from glauber.core.validation import check_tau
 from glauber.toy_models import exact_basins, exact_coupling, exact_influence, exact_margins
 from glauber.toy_models import exact_spectral, mixing
-from glauber.toy_models.enumeration import (
+from glauber.core.enumeration import (
     all_states,
     check_state_space,
     neighbour_indices,
@@ -117,7 +117,7 @@ class ExactChain:
     def conditionals(self) -> np.ndarray:
         """Exact conditionals ``p_tau(a | x_{-i})`` for every site and state: ``[n, q**n, q]``.
 
-        One :func:`glauber.estimators.conditionals.log_conditionals` call per site over all states.
+        One :func:`glauber.core.conditionals.log_conditionals` call per site over all states.
 
         Raises
         ------

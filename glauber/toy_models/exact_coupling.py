@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from glauber.errors import InvalidParameterError
-from glauber.toy_models.enumeration import all_states
+from glauber.core.enumeration import all_states
 from glauber.toy_models.exact_influence import site_pairs
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from glauber.toy_models.exact_basins import check_mask
-from glauber.toy_models.enumeration import all_states, neighbour_indices
+from glauber.core.enumeration import all_states, neighbour_indices
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ import networkx as nx
 import numpy as np
 
 from glauber.errors import InvalidGraphError, InvalidParameterError
-from glauber.theory.validation import check_finite_float, check_positive_int
+from glauber.core.validation import check_finite_float, check_positive_int
 from glauber.toy_models.base import ToyModel
 
 Coupling = float | str | Mapping[Any, float]

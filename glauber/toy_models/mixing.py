@@ -36,7 +36,7 @@ import scipy.sparse as sp
 
 from glauber.errors import ConvergenceError, InvalidParameterError
 from glauber.errors import StateSpaceTooLargeError
-from glauber.theory.validation import check_eps, check_nonnegative_int
+from glauber.core.validation import check_eps, check_nonnegative_int
 from glauber.toy_models.array_backend import resolve_array_backend
 from glauber.toy_models.stepping import DEFAULT_MAX_STEPS, PointMassBlocks, _crossing_times
 from glauber.toy_models.stepping import crossing_times, stepping_distance_curve

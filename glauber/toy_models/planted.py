@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from glauber.errors import InvalidParameterError, VocabularyError
-from glauber.theory.validation import check_finite_float, check_positive_int
+from glauber.core.validation import check_finite_float, check_positive_int
 from glauber.toy_models.base import ToyModel
 
 

@@ -31,7 +31,7 @@ import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
 from glauber.errors import ConvergenceError, InvalidParameterError
-from glauber.theory.validation import check_positive_int
+from glauber.core.validation import check_positive_int
 
 #: Above this many states ``method="auto"`` uses the sparse direct solve instead of dense GTH
 #: (blocked GTH needs ``8 S^2`` bytes and about ``S^3 / 3`` multiply-adds: a few seconds and

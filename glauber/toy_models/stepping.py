@@ -27,7 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from glauber.errors import ConvergenceError, InvalidParameterError
-from glauber.theory.validation import check_eps, check_nonnegative_int, check_positive_int
+from glauber.core.validation import check_eps, check_nonnegative_int, check_positive_int
 from glauber.toy_models.array_backend import resolve_array_backend
 
 #: Default memory for the two evolving blocks on the CPU (each start's column is ``8 S`` bytes).

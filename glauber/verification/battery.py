@@ -30,7 +30,7 @@ import numpy as np
 from glauber.toy_models import counterexamples
 from glauber.toy_models.base import FunctionModel, ToyModel
 from glauber.toy_models.curie_weiss import CurieWeissModel
-from glauber.toy_models.enumeration import all_states, radix_weights
+from glauber.core.enumeration import all_states, radix_weights
 from glauber.toy_models.ising import AsymmetricIsingModel, IsingModel
 from glauber.toy_models.planted import PlantedBasinModel
 from glauber.toy_models.potts import PottsModel

@@ -27,7 +27,7 @@ from numpy.typing import ArrayLike
 from scipy.special import expit, logsumexp
 
 from glauber.errors import InvalidParameterError
-from glauber.theory.validation import check_nonnegative_int, check_positive_int, check_tau
+from glauber.core.validation import check_nonnegative_int, check_positive_int, check_tau
 from glauber.toy_models import mixing
 from glauber.toy_models.exact_basins import check_mask
 

@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
-from glauber.estimators.arrays import jsonable
+from glauber.core.arrays import jsonable
 from glauber.verification.runner import StatementOutcome
 from glauber.verification.statements import Check
 
@@ -117,7 +117,7 @@ def report_dict(outcomes: Sequence[StatementOutcome], **meta: Any) -> dict[str, 
     """The JSON form: the table's rows plus every per-instance check (strict-JSON safe).
 
     Infinite numbers become the strings ``"inf"``/``"-inf"`` (see
-    :func:`glauber.estimators.arrays.jsonable`).
+    :func:`glauber.core.arrays.jsonable`).
     """
     rows = []
     for o in outcomes:

@@ -40,7 +40,7 @@ from glauber.theory import (
     rectangle,
 )
 from glauber.toy_models.counterexamples import DRIFT_HORIZON_PER_SITE
-from glauber.toy_models.enumeration import neighbour_indices
+from glauber.core.enumeration import neighbour_indices
 from glauber.toy_models.exact_basins import conductance, escape_probabilities
 from glauber.toy_models.exact_chain import ExactChain
 from glauber.toy_models.exact_spectral import reversibility_defect

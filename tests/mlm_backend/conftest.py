@@ -9,7 +9,7 @@ from typing import Any, Callable
 import pytest
 import torch
 
-from glauber.estimators.conditionals import log_conditionals
+from glauber.core.conditionals import log_conditionals
 
 LETTERS = list("ACDEFGHIKLMNPQRSTVWY")
 BERT_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]

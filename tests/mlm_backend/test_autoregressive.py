@@ -20,8 +20,8 @@ from glauber.errors import (
     UnknownModelError,
     VocabularyError,
 )
-from glauber.estimators.conditionals import log_conditionals
-from glauber.estimators.protocol import ConditionalModel
+from glauber.core.conditionals import log_conditionals
+from glauber.core.protocol import ConditionalModel
 from glauber.mlm_backend import CausalLMControl, HFMaskedLM, tiny_gpt2_control
 
 pytestmark = pytest.mark.usefixtures("single_thread")

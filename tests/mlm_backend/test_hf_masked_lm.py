@@ -21,8 +21,8 @@ from glauber.errors import (
     UnknownModelError,
     VocabularyError,
 )
-from glauber.estimators.conditionals import check_states, log_conditionals
-from glauber.estimators.protocol import ConditionalModel
+from glauber.core.conditionals import check_states, log_conditionals
+from glauber.core.protocol import ConditionalModel
 from glauber.mlm_backend import HFMaskedLM, load_model
 
 ARCHS = ["bert", "roberta", "distilbert", "modernbert"]

@@ -23,7 +23,7 @@ import pytest
 import torch
 
 from glauber.errors import MissingDependencyError, UnknownModelError
-from glauber.estimators.conditionals import log_conditionals
+from glauber.core.conditionals import log_conditionals
 from glauber.mlm_backend.registry import available_models, load_model
 from glauber.mlm_backend.sapiens import (
     convert_sapiens,

@@ -1,4 +1,4 @@
-"""Tests of the parameter checks in glauber.theory.validation."""
+"""Tests of the parameter checks in glauber.core.validation."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from glauber.errors import (
     InvalidTemperatureError,
     VocabularyError,
 )
-from glauber.theory.validation import (
+from glauber.core.validation import (
     check_eps,
     check_finite_float,
     check_nonnegative_float,

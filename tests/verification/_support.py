@@ -21,7 +21,7 @@ from glauber.toy_models import (
     PlantedBasinModel,
     PottsModel,
 )
-from glauber.toy_models.enumeration import all_states, state_index
+from glauber.core.enumeration import all_states, state_index
 
 MAX_STATES = 256
 

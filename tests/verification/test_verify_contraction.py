@@ -28,7 +28,7 @@ from glauber.toy_models.counterexamples import (
     theorem5_counterexample,
     theorem5_gibbs_star_counterexample,
 )
-from glauber.toy_models.enumeration import all_states, neighbour_indices
+from glauber.core.enumeration import all_states, neighbour_indices
 from glauber.toy_models.exact_chain import ExactChain
 
 from ._support import any_models, asym_ising_models, mixes_by, table_model, tau_near_threshold

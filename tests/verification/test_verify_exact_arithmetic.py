@@ -17,10 +17,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from glauber.estimators.conditionals import log_conditionals
+from glauber.core.conditionals import log_conditionals
 from glauber.theory import rectangle_delta
 from glauber.toy_models import FunctionModel
-from glauber.toy_models.enumeration import all_states, neighbour_indices
+from glauber.core.enumeration import all_states, neighbour_indices
 from glauber.toy_models.exact_chain import ExactChain
 
 N, Q = 3, 2

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from glauber.estimators.conditionals import log_conditionals
+from glauber.core.conditionals import log_conditionals
 from glauber.theory import rectangle_delta
-from glauber.toy_models.enumeration import all_states, neighbour_indices
+from glauber.core.enumeration import all_states, neighbour_indices
 from glauber.toy_models.exact_chain import ExactChain
 
 from ._support import any_models, asym_ising_models, gibbs_models, temperatures

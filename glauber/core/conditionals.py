@@ -11,9 +11,9 @@ from typing import Any, Callable, Iterator
 import numpy as np
 
 from glauber.errors import NonFiniteScoresError, SequenceLengthError, VocabularyError
-from glauber.estimators.arrays import all_finite, is_torch, log_softmax, to_numpy
-from glauber.estimators.protocol import ConditionalModel
-from glauber.theory.validation import check_positive_int, check_tau
+from glauber.core.arrays import all_finite, is_torch, log_softmax, to_numpy
+from glauber.core.protocol import ConditionalModel
+from glauber.core.validation import check_positive_int, check_tau
 
 
 def check_states(model: ConditionalModel, states: Any) -> None:

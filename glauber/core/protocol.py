@@ -16,7 +16,7 @@ A model is anything with
     ``V``: a float array ``[B, q]`` (numpy float64 for toys; a torch tensor on the model's device
     for MLMs). The entry at the state's own site is ignored by the model (it is masked).
 
-Temperature enters in exactly one place, :func:`glauber.estimators.conditionals.log_conditionals`,
+Temperature enters in exactly one place, :func:`glauber.core.conditionals.log_conditionals`,
 which divides by ``tau`` and applies a log-softmax. Optional attributes: ``labels`` (a printable
 name for each vocabulary entry) and ``name``.
 """
