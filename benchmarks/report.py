@@ -1,4 +1,4 @@
-"""Summary rows of the benchmarks, their markdown table, and atomic writing of results.
+"""Summary rows of the benchmarks and their markdown table.
 
 A row says what was measured, against which baseline (timed in the same run), their ratio, the
 target and whether the target was met. ``met`` is ``None`` where a row has no target.
@@ -6,12 +6,12 @@ target and whether the target was met. ``met`` is ``None`` where a row has no ta
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import tempfile
 from pathlib import Path
-from typing import Any
+
+from glauber.core.arrays import jsonable
+from glauber.core.io import write_json_atomic
 
 
 def row(
@@ -68,40 +68,8 @@ def print_rows(rows: list[dict]) -> None:
 
 def publish(result: dict, json_path: str | os.PathLike | None = None) -> None:
     """What a benchmark script ends with: print ``result["rows"]`` as the markdown table and,
-    when ``json_path`` is given, write the whole ``result`` there (:func:`write_json_atomic`)."""
+    when ``json_path`` is given, write the whole ``result`` there (atomically)."""
     print_rows(result["rows"])
     if json_path:
-        write_json_atomic(json_path, result)
-
-
-def jsonable(obj: Any) -> Any:
-    """``obj`` with arrays and numpy scalars as lists/numbers, non-finite floats as strings."""
-    if isinstance(obj, dict):
-        return {str(k): jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [jsonable(v) for v in obj]
-    if hasattr(obj, "tolist"):
-        return jsonable(obj.tolist())
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return str(obj)
-    return obj
-
-
-def write_atomic(path: str | os.PathLike, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same folder and a rename, so a
-    reader never sees a half-written file."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def write_json_atomic(path: str | os.PathLike, obj: Any) -> None:
-    """``json.dumps(jsonable(obj), indent=2)`` written with :func:`write_atomic`."""
-    write_atomic(path, json.dumps(jsonable(obj), indent=2) + "\n")
+        Path(json_path).parent.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(json_path, jsonable(result))

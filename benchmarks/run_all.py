@@ -19,7 +19,9 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
 
 from benchmarks import estimators, exact_chain, memory, sampler
 from benchmarks.measure import machine_info
-from benchmarks.report import markdown_table, print_rows, write_atomic, write_json_atomic
+from benchmarks.report import markdown_table, print_rows
+from glauber.core.arrays import jsonable
+from glauber.core.io import atomic_write_text, write_json_atomic
 
 HERE = Path(__file__).resolve().parent
 
@@ -86,8 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unknown benchmarks {unknown}; choose from {', '.join(BENCHMARKS)}")
     results = run_benchmarks(args.names or list(BENCHMARKS))
     out = Path(args.out)
-    write_json_atomic(out / "results.json", results)
-    write_atomic(out / "results.md", markdown_report(results))
+    write_json_atomic(out / "results.json", jsonable(results))
+    atomic_write_text(out / "results.md", markdown_report(results))
     print(f"wrote {out / 'results.json'} and {out / 'results.md'}")
     return 1 if any("error" in b for b in results["benchmarks"].values()) else 0
 

@@ -68,6 +68,10 @@ class FrozenSitesError(GlauberInputError):
     """Frozen positions cover every site, leaving nothing to resample."""
 
 
+class OutputPathError(GlauberInputError):
+    """An output path cannot be written: not a regular file, read-only, or in a missing folder."""
+
+
 class ResumeMismatchError(GlauberError):
     """A checkpoint was written by a different command line, model or seed."""
 
@@ -96,6 +100,7 @@ __all__ = [
     "UnknownModelError",
     "DeviceUnavailableError",
     "FrozenSitesError",
+    "OutputPathError",
     "ResumeMismatchError",
     "ConvergenceError",
     "MissingDependencyError",

@@ -44,7 +44,7 @@ from glauber.verification.count_chain import (
     planted_gap,
 )
 from glauber.verification.instances import ChainInstance
-from glauber.verification.report import write_json_atomic
+from glauber.core.io import write_json_atomic
 
 
 def _strict_json(path: Path) -> dict:

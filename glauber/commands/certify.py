@@ -18,7 +18,6 @@ import inspect
 import math
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from glauber.errors import (
     NonPositiveConditionalError,
     StateSpaceTooLargeError,
 )
+from glauber.core.io import atomic_write_text
 from glauber.estimators.certify import Certificate, ExactValues, certify
 from glauber.models import DEFAULT_MLM_LENGTH, default_states, is_toy_spec, read_states
 from glauber.models import resolve_model
@@ -147,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     source = args.states or ("default states" if states is not None else "random states")
     print(format_certificate(cert, states_source=source, exact_note=note))
     if args.json is not None:
-        write_json_atomic(Path(args.json), cert.to_json())
+        atomic_write_text(args.json, cert.to_json() + "\n")
     return 0
 
 
@@ -180,29 +180,6 @@ def exact_values(model: Any, cert: Certificate, device: str) -> tuple[ExactValue
     except (ConvergenceError, NonPositiveConditionalError, StateSpaceTooLargeError) as exc:
         return None, f"unavailable at tau = {cert.tau:g}: {exc}"
     return values, f"exact chain over all {num_states} states"
-
-
-def write_json_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file in the same folder and ``os.replace``.
-
-    Raises
-    ------
-    InvalidParameterError
-        If the file cannot be written.
-    """
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        raise InvalidParameterError(f"cannot write {path}: {exc}") from exc
-    try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text + "\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _check_writable(path: Path) -> None:

@@ -20,8 +20,8 @@ from glauber.verification import (
     report_dict,
     run_statements,
     select_statements,
-    write_json_atomic,
 )
+from glauber.core.io import write_json_atomic
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

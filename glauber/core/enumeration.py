@@ -50,14 +50,28 @@ def radix_weights(n: int, q: int) -> np.ndarray:
     return q ** np.arange(n - 1, -1, -1, dtype=np.int64)
 
 
-def all_states(n: int, q: int) -> np.ndarray:
+def all_states(n: int, q: int, max_states: int | None = None) -> np.ndarray:
     """All ``q**n`` states as an int64 array ``[q**n, n]`` in mixed-radix (lexicographic) order.
+
+    Parameters
+    ----------
+    n, q : int
+        Number of sites and vocabulary size.
+    max_states : int, optional
+        Refuse to enumerate more states than this (see :func:`check_state_space`).
+
+    Raises
+    ------
+    StateSpaceTooLargeError
+        If ``max_states`` is given and ``q**n > max_states``.
 
     Examples
     --------
     >>> all_states(2, 2).tolist()
     [[0, 0], [0, 1], [1, 0], [1, 1]]
     """
+    if max_states is not None:
+        check_state_space(n, q, max_states)
     index = np.arange(q**n, dtype=np.int64)
     return (index[:, None] // radix_weights(n, q)[None, :]) % q
 

@@ -55,7 +55,8 @@ from glauber.core.conditionals import host_states, log_conditionals
 from glauber.estimators.coupling import coupling_time
 from glauber.estimators.drift import drift
 from glauber.estimators.escape import Basin, escape_probability, evaluate_basin
-from glauber.estimators.influence import all_states, influence
+from glauber.core.enumeration import all_states
+from glauber.estimators.influence import influence
 from glauber.estimators.margins import margins
 from glauber.core.protocol import ConditionalModel
 from glauber.estimators.rectangle import rectangle_test

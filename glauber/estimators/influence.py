@@ -16,9 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from glauber.errors import InvalidParameterError, StateSpaceTooLargeError
+from glauber.errors import InvalidParameterError
 from glauber.core.arrays import JsonResult, like, namespace, to_numpy
 from glauber.core.conditionals import host_states, iter_log_conditionals
+from glauber.core.enumeration import all_states
 from glauber.core.protocol import ConditionalModel
 from glauber.estimators.sampler import SeedLike, concat
 from glauber.theory.contraction import ContractionCertificate, certify_contraction
@@ -186,24 +187,6 @@ def influence(
         tanh_consistent=bool(np.all(C <= th + _CHECK_ATOL)),
         corollary7=corollary7_holds(Delta, tau),
     )
-
-
-def all_states(n: int, q: int, max_states: int = 100_000) -> np.ndarray:
-    """Every state of ``{0..q-1}^n`` in mixed radix, site 0 most significant: ``[q**n, n]``.
-
-    Raises
-    ------
-    StateSpaceTooLargeError
-        If ``q ** n > max_states``.
-    """
-    if q**n > max_states:
-        raise StateSpaceTooLargeError(
-            f"q**n = {q}**{n} = {q**n} states exceeds max_states = {max_states}; sample contexts "
-            "instead (exhaustive=False) or raise max_states"
-        )
-    idx = np.arange(q**n)
-    powers = q ** np.arange(n - 1, -1, -1)
-    return (idx[:, None] // powers[None, :]) % q
 
 
 def _max_influence(

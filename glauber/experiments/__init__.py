@@ -6,12 +6,7 @@ checkpointed log (:mod:`glauber.experiments.checkpoint`), so an interrupted run 
 stopped. Toy models get their exact quantities (``ExactChain``) beside the estimates.
 """
 
-from glauber.experiments.checkpoint import (
-    ResultsLog,
-    atomic_write_bytes,
-    atomic_write_text,
-    config_hash,
-)
+from glauber.experiments.checkpoint import ResultsLog, config_hash
 from glauber.experiments.executor import Executor, LocalExecutor, RayExecutor, make_executor
 
 __all__ = [
@@ -19,8 +14,6 @@ __all__ = [
     "LocalExecutor",
     "RayExecutor",
     "ResultsLog",
-    "atomic_write_bytes",
-    "atomic_write_text",
     "config_hash",
     "make_executor",
 ]

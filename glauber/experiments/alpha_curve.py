@@ -22,7 +22,8 @@ import numpy as np
 
 from glauber.core.arrays import to_numpy
 from glauber.estimators.influence import influence
-from glauber.experiments.checkpoint import ResultsLog, atomic_write_text, dumps
+from glauber.core.io import atomic_write_text
+from glauber.experiments.checkpoint import ResultsLog, dumps
 from glauber.experiments.common import (
     context_states,
     exact_tmix,

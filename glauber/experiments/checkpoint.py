@@ -1,8 +1,7 @@
 """Atomic files and resumable per-cell result logs.
 
-Every file is written to a temporary sibling and moved into place with :func:`os.replace`, which
-is atomic on POSIX and Windows: a reader (or a resumed run) sees the old file or the new one,
-never a partial row. A :class:`ResultsLog` is a JSON-lines file whose first line is a header
+Every file is written with :func:`glauber.core.io.atomic_write_text` (a temporary sibling moved
+into place): a reader (or a resumed run) sees the old file or the new one, never a partial row. A :class:`ResultsLog` is a JSON-lines file whose first line is a header
 recording the configuration (command line, model, grids, seed) and its hash; resuming with a
 different configuration raises :class:`~glauber.errors.ResumeMismatchError`.
 """
@@ -12,37 +11,15 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Iterator
 
 from glauber.errors import ResumeMismatchError
 from glauber.core.arrays import jsonable
+from glauber.core.io import atomic_write_text
 
 #: Version of the log format; part of every header.
 LOG_FORMAT = 1
-
-
-def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically (temporary sibling, fsync, :func:`os.replace`)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write UTF-8 ``text`` to ``path`` atomically (see :func:`atomic_write_bytes`)."""
-    atomic_write_bytes(path, text.encode("utf-8"))
 
 
 def dumps(value: Any) -> str:
@@ -91,6 +68,7 @@ class ResultsLog:
             self._header_line, self._rows = self._read_existing()
         else:
             self._header_line = dumps({"header": header})
+            self.path.parent.mkdir(parents=True, exist_ok=True)
             atomic_write_text(self.path, self._header_line + "\n")
 
     def _read_existing(self) -> tuple[str, dict[str, dict]]:
@@ -136,4 +114,4 @@ class ResultsLog:
         atomic_write_text(self.path, "\n".join(body) + "\n")
 
 
-__all__ = ["ResultsLog", "atomic_write_bytes", "atomic_write_text", "config_hash", "dumps"]
+__all__ = ["ResultsLog", "config_hash", "dumps"]

@@ -20,7 +20,7 @@ import numpy as np
 
 from glauber.errors import InvalidParameterError
 from glauber.core.arrays import to_numpy
-from glauber.experiments.checkpoint import atomic_write_bytes, atomic_write_text
+from glauber.core.io import atomic_write_bytes, atomic_write_text
 from glauber.core.validation import check_positive_int, check_tau
 
 

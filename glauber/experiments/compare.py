@@ -29,11 +29,13 @@ import numpy as np
 
 from glauber.estimators.coupling import coupling_time
 from glauber.estimators.drift import drift
-from glauber.estimators.influence import all_states, influence
+from glauber.core.enumeration import all_states
+from glauber.estimators.influence import influence
 from glauber.estimators.margins import margins
 from glauber.estimators.rectangle import rectangle_test
 from glauber.experiments.alpha_curve import CachedScores
-from glauber.experiments.checkpoint import ResultsLog, atomic_write_text, dumps
+from glauber.core.io import atomic_write_text
+from glauber.experiments.checkpoint import ResultsLog, dumps
 from glauber.experiments.common import (
     context_states,
     exact_tmix,

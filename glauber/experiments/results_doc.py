@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, Sequence
 
-from glauber.experiments.checkpoint import atomic_write_text
+from glauber.core.io import atomic_write_text
 from glauber.experiments.compare import certificate_table, margin_table, rectangle_table
 
 #: The paper's Table 1 range of mean |delta| over five MLMs (§4).

@@ -37,7 +37,8 @@ import numpy as np
 from glauber.errors import InvalidParameterError, ResumeMismatchError
 from glauber.estimators.margins import margins
 from glauber.estimators.sampler import glauber_chains
-from glauber.experiments.checkpoint import atomic_write_text, config_hash, dumps
+from glauber.core.io import atomic_write_text
+from glauber.experiments.checkpoint import config_hash, dumps
 from glauber.experiments.common import (
     context_states,
     embed,

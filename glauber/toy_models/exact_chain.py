@@ -21,6 +21,7 @@ from glauber.errors import NonPositiveConditionalError, StateSpaceTooLargeError
 from glauber.core.conditionals import log_conditionals
 from glauber.core.protocol import ConditionalModel
 from glauber.core.validation import check_tau
+from glauber.theory.kernels import REVERSIBILITY_RTOL, is_reversible
 from glauber.toy_models import exact_basins, exact_coupling, exact_influence, exact_margins
 from glauber.toy_models import exact_spectral, mixing
 from glauber.core.enumeration import (
@@ -268,13 +269,14 @@ class ExactChain:
         return self.transition_matrix()
 
     # ------------------------------------------------------------------------------ spectrum
-    def is_reversible(self, rtol: float = 1e-8) -> bool:
+    def is_reversible(self, rtol: float = REVERSIBILITY_RTOL) -> bool:
         """Detailed balance ``mu(x) P(x, y) = mu(y) P(y, x)`` to relative ``rtol`` (Theorem 3).
 
-        Each flow is compared relative to its own size, which needs ``mu`` accurate entrywise:
-        GTH (up to 4096 states) gives that; above, the normwise solvers can fail tiny flows.
+        See :func:`glauber.theory.kernels.is_reversible`. Each flow is compared relative to its
+        own size, which needs ``mu`` accurate entrywise: GTH (up to 4096 states) gives that;
+        above, the normwise solvers can fail tiny flows.
         """
-        return exact_spectral.is_reversible(self.transition_matrix(), self.stationary(), rtol)
+        return is_reversible(self.transition_matrix(), self.stationary(), rtol)
 
     def spectral_gap(self) -> float:
         """``1 - lambda_2`` if reversible (sqrt(pi) symmetrisation), else the absolute gap.

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from glauber.errors import InvalidParameterError, StateSpaceTooLargeError
+from glauber.errors import StateSpaceTooLargeError
+from glauber.theory.kernels import REVERSIBILITY_RTOL, is_reversible
 from glauber.toy_models.mixing import MAX_DENSE_STATES
 
 
@@ -28,37 +29,6 @@ def _dense(P: Any) -> np.ndarray:
             f"{MAX_DENSE_STATES}; use a smaller model"
         )
     return P.toarray() if sp.issparse(P) else np.asarray(P, dtype=np.float64)
-
-
-def reversibility_defect(P: Any, pi: np.ndarray) -> float:
-    """Largest relative violation of detailed balance, ``max |F - F^T| / max(F, F^T)``, ``F = D P``.
-
-    ``F(x, y) = pi(x) P(x, y)`` is the edge flow; pairs with no flow either way count as 0.
-    """
-    D = sp.diags(np.asarray(pi, dtype=np.float64))
-    F = sp.csr_matrix(D @ sp.csr_matrix(P, dtype=np.float64))
-    Ft = sp.csr_matrix(F.T)
-    scale = sp.csr_matrix(F.maximum(Ft))
-    scale.eliminate_zeros()
-    ratio = sp.csr_matrix(abs(F - Ft).multiply(scale.power(-1)))
-    return float(ratio.data.max()) if ratio.nnz else 0.0
-
-
-def is_reversible(P: Any, pi: np.ndarray, rtol: float = 1e-8) -> bool:
-    """Whether ``pi(x) P(x, y) = pi(y) P(y, x)`` for all ``x, y`` to relative tolerance ``rtol``.
-
-    Theorem 3 (as printed, true): a compatible model's chain is reversible with respect to the
-    compatible joint. Each pair is compared relative to its own size, so flows of order ``1e-40``
-    are checked as strictly as flows of order 1.
-
-    Raises
-    ------
-    InvalidParameterError
-        If ``rtol`` is not a finite number >= 0.
-    """
-    if not np.isfinite(rtol) or rtol < 0:
-        raise InvalidParameterError(f"rtol must be a finite number >= 0, got {rtol!r}")
-    return reversibility_defect(P, pi) <= rtol
 
 
 def _laplacian_eigenvalues(P: np.ndarray) -> np.ndarray:
@@ -75,7 +45,7 @@ def _moduli_without_unit(P: np.ndarray) -> np.ndarray:
     return np.abs(np.delete(eig, np.argmin(np.abs(eig - 1.0))))
 
 
-def spectral_gap(P: Any, pi: np.ndarray, rtol: float = 1e-8) -> float:
+def spectral_gap(P: Any, pi: np.ndarray, rtol: float = REVERSIBILITY_RTOL) -> float:
     """Spectral gap of the chain (LPW 2nd ed., Section 12.2).
 
     Reversible chains (checked with :func:`is_reversible` at ``rtol``): ``gamma = 1 - lambda_2``,
@@ -102,7 +72,7 @@ def spectral_gap(P: Any, pi: np.ndarray, rtol: float = 1e-8) -> float:
     return float(1.0 - _moduli_without_unit(dense).max())
 
 
-def absolute_spectral_gap(P: Any, pi: np.ndarray, rtol: float = 1e-8) -> float:
+def absolute_spectral_gap(P: Any, pi: np.ndarray, rtol: float = REVERSIBILITY_RTOL) -> float:
     """Absolute spectral gap ``gamma_* = 1 - max{|lambda| : lambda != 1}`` (LPW 2nd ed., 12.2).
 
     For reversible chains ``gamma_* = min(1 - lambda_2, 1 + lambda_min)``; heat-bath Glauber chains
@@ -122,7 +92,7 @@ def absolute_spectral_gap(P: Any, pi: np.ndarray, rtol: float = 1e-8) -> float:
     return float(1.0 - _moduli_without_unit(dense).max())
 
 
-def relaxation_time(P: Any, pi: np.ndarray, rtol: float = 1e-8) -> float:
+def relaxation_time(P: Any, pi: np.ndarray, rtol: float = REVERSIBILITY_RTOL) -> float:
     """Relaxation time ``t_rel = 1 / gamma_*`` (LPW 2nd ed., 12.2; ``inf`` if ``gamma_* <= 0``).
 
     LPW Theorem 15.5 (heat-bath Ising on the n-cycle): ``t_rel = n / (1 - tanh(2 beta))``.

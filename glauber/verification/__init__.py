@@ -9,7 +9,7 @@ count chain used for large ``n``. This package uses :mod:`glauber.theory` for ev
 """
 
 from glauber.verification.battery import build_battery
-from glauber.verification.report import format_table, report_dict, write_json_atomic
+from glauber.verification.report import format_table, report_dict
 from glauber.verification.runner import StatementOutcome, run_statements, select_statements
 from glauber.verification.statements import STATEMENTS, STATEMENTS_BY_NAME, Check, Statement
 
@@ -24,5 +24,4 @@ __all__ = [
     "report_dict",
     "run_statements",
     "select_statements",
-    "write_json_atomic",
 ]

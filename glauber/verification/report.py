@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import json
 import math
-import os
-import tempfile
-from pathlib import Path
 from typing import Any, Sequence
 
 from glauber.core.arrays import jsonable
@@ -146,19 +142,4 @@ def report_dict(outcomes: Sequence[StatementOutcome], **meta: Any) -> dict[str, 
     return jsonable({**meta, "ok": all(o.ok for o in outcomes), "rows": rows})
 
 
-def write_json_atomic(path: str | os.PathLike[str], data: Any) -> None:
-    """Write ``data`` as strict JSON to ``path`` atomically (temp file in the same folder, then
-    :func:`os.replace`), so a reader never sees a partial file."""
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, allow_nan=False)
-            handle.write("\n")
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-__all__ = ["COLUMNS", "format_table", "report_dict", "table_rows", "write_json_atomic"]
+__all__ = ["COLUMNS", "format_table", "report_dict", "table_rows"]

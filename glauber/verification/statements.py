@@ -43,7 +43,7 @@ from glauber.toy_models.counterexamples import DRIFT_HORIZON_PER_SITE
 from glauber.core.enumeration import neighbour_indices
 from glauber.toy_models.exact_basins import conductance, escape_probabilities
 from glauber.toy_models.exact_chain import ExactChain
-from glauber.toy_models.exact_spectral import reversibility_defect
+from glauber.theory.kernels import reversibility_defect
 from glauber.verification.count_chain import absorption_probability
 from glauber.verification.instances import Basin, ChainInstance, Instance, LumpedInstance
 

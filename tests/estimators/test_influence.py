@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glauber.errors import InvalidParameterError, InvalidTemperatureError, StateSpaceTooLargeError
-from glauber.estimators import all_states, influence
+from glauber.core.enumeration import all_states
+from glauber.estimators import influence
 from glauber.theory.contraction import certify_contraction
 from glauber.toy_models import IsingModel
 

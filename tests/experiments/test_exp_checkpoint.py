@@ -8,7 +8,8 @@ import json
 import pytest
 
 from glauber.errors import MissingDependencyError, ResumeMismatchError
-from glauber.experiments.checkpoint import ResultsLog, atomic_write_text, config_hash
+from glauber.core.io import atomic_write_text
+from glauber.experiments.checkpoint import ResultsLog, config_hash
 from glauber.experiments.executor import LocalExecutor, RayExecutor, make_executor, run_cells
 
 
