@@ -6,6 +6,7 @@ never pay for it.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -13,8 +14,8 @@ import numpy as np
 
 def is_torch(x: Any) -> bool:
     """Return True if ``x`` is a ``torch.Tensor`` (without importing torch if it is not loaded)."""
-    mod = type(x).__module__
-    return mod.startswith("torch")
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor)
 
 
 def to_numpy(x: Any, dtype: Any = None) -> np.ndarray:
