@@ -399,8 +399,8 @@ def load_pretrained_masked_lm(name: str, tokenizer: Any = None) -> tuple[Any, An
     Raises
     ------
     UnknownModelError
-        If the name is neither a loadable local directory nor a reachable hub model; the
-        message lists the models that work offline.
+        If the name is neither a loadable local directory nor a reachable hub model
+        (:func:`glauber.mlm_backend.registry.load_model` adds the names that work offline).
     """
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
@@ -409,13 +409,10 @@ def load_pretrained_masked_lm(name: str, tokenizer: Any = None) -> tuple[Any, An
         if tokenizer is None:
             tokenizer = AutoTokenizer.from_pretrained(name)
     except (OSError, ValueError, KeyError) as exc:
-        from glauber.mlm_backend.registry import available_models
-
         raise UnknownModelError(
             f"cannot load masked LM {name!r} ({type(exc).__name__}: {str(exc).splitlines()[0]}); "
-            f"models available offline: {', '.join(available_models())}; otherwise pass a local "
-            "directory with config.json, weights and tokenizer files, or a hub name reachable "
-            "from this machine"
+            "pass a local directory with config.json, weights and tokenizer files, or a hub name "
+            "reachable from this machine"
         ) from exc
     return model, tokenizer
 

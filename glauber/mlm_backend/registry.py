@@ -1,9 +1,10 @@
 """Named models that load without a network: ``load_model(name, **kw)``.
 
-``MODEL_REGISTRY`` maps a name to a loader ``loader(**kw) -> ConditionalModel``. Other modules
-register theirs with :func:`register_model` when imported; the modules in
-:data:`PLUGIN_MODULES` are imported on the first lookup so that their models appear here
-without this module importing them eagerly.
+``MODEL_REGISTRY`` maps a name to a loader ``loader(**kw) -> ConditionalModel``. The built-in
+models (:data:`BUILTIN_MODELS`) are entries like any other, whose loaders import their module on
+first use (so listing names imports neither torch-heavy loaders nor the Sapiens converter);
+users add theirs with :func:`register_model`. No module registers itself on import: this module
+is the one catalogue, and nothing it loads imports it back.
 """
 
 from __future__ import annotations
@@ -17,29 +18,29 @@ from glauber.errors import InvalidParameterError, UnknownModelError
 
 Loader = Callable[..., Any]
 
-#: Modules that register further offline models when imported (e.g. the Sapiens checkpoints).
-PLUGIN_MODULES = ("glauber.mlm_backend.sapiens",)
 #: Prefix that asks :func:`load_model` to fetch a model from the Hugging Face hub by name.
 HUB_PREFIX = "hf:"
+#: The built-in offline models: name -> (module, loader function, keyword arguments).
+BUILTIN_MODELS: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "antiberty": ("glauber.mlm_backend.antiberty", "load_antiberty", {}),
+    "sapiens-vh": ("glauber.mlm_backend.sapiens", "load_sapiens", {"chain": "vh"}),
+    "sapiens-vl": ("glauber.mlm_backend.sapiens", "load_sapiens", {"chain": "vl"}),
+    "tiny-gpt2-control": ("glauber.mlm_backend.autoregressive", "tiny_gpt2_control", {}),
+}
 
 
-def _antiberty(**kw: Any) -> Any:
-    from glauber.mlm_backend.antiberty import load_antiberty
+def _lazy_loader(module: str, function: str, preset: dict[str, Any]) -> Loader:
+    """A loader that imports ``module`` on its first call and calls ``function(**preset, **kw)``."""
 
-    return load_antiberty(**kw)
+    def load(**kw: Any) -> Any:
+        return getattr(importlib.import_module(module), function)(**preset, **kw)
 
-
-def _tiny_gpt2_control(**kw: Any) -> Any:
-    from glauber.mlm_backend.autoregressive import tiny_gpt2_control
-
-    return tiny_gpt2_control(**kw)
+    return load
 
 
 MODEL_REGISTRY: dict[str, Loader] = {
-    "antiberty": _antiberty,
-    "tiny-gpt2-control": _tiny_gpt2_control,
+    name: _lazy_loader(*entry) for name, entry in BUILTIN_MODELS.items()
 }
-_plugins_loaded = False
 
 
 def register_model(name: str, loader: Loader, replace: bool = False) -> None:
@@ -62,7 +63,6 @@ def register_model(name: str, loader: Loader, replace: bool = False) -> None:
 
 def available_models() -> list[str]:
     """Sorted names of the registered (offline) models."""
-    _load_plugins()
     return sorted(MODEL_REGISTRY)
 
 
@@ -81,15 +81,20 @@ def load_model(name: str, **kw: Any) -> Any:
     Raises
     ------
     UnknownModelError
-        If the name is none of those; the message lists the registered offline names.
+        If the name is none of those, or names a checkpoint that cannot be loaded; the message
+        lists the registered offline names.
     """
-    _load_plugins()
     if name in MODEL_REGISTRY:
         return MODEL_REGISTRY[name](**kw)
     if name.startswith(HUB_PREFIX) or os.path.isdir(name):
         from glauber.mlm_backend.hf_masked_lm import HFMaskedLM
 
-        return HFMaskedLM(name.removeprefix(HUB_PREFIX), **kw)
+        try:
+            return HFMaskedLM(name.removeprefix(HUB_PREFIX), **kw)
+        except UnknownModelError as exc:
+            raise UnknownModelError(
+                f"{exc}; models available offline: {', '.join(available_models())}"
+            ) from exc
     close = difflib.get_close_matches(name.lower(), list(MODEL_REGISTRY), n=1)
     hint = f" Did you mean {close[0]!r}?" if close else ""
     raise UnknownModelError(
@@ -99,14 +104,11 @@ def load_model(name: str, **kw: Any) -> Any:
     )
 
 
-def _load_plugins() -> None:
-    global _plugins_loaded
-    if _plugins_loaded:
-        return
-    _plugins_loaded = True
-    for module in PLUGIN_MODULES:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as exc:
-            if exc.name != module:
-                raise
+__all__ = [
+    "BUILTIN_MODELS",
+    "HUB_PREFIX",
+    "MODEL_REGISTRY",
+    "available_models",
+    "load_model",
+    "register_model",
+]

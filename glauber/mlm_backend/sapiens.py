@@ -42,7 +42,6 @@ import torch
 
 from glauber.errors import MissingDependencyError, UnknownModelError
 from glauber.mlm_backend.hf_masked_lm import HFMaskedLM
-from glauber.mlm_backend.registry import register_model
 from glauber.mlm_backend.sequences import AMINO_ACIDS
 
 SAPIENS_VERSION = "1.0.0"
@@ -533,12 +532,6 @@ def load_sapiens(chain: str = "vh", n: int | None = None, device: Any = "cpu",
     kw.setdefault("allowed_tokens", list(AMINO_ACIDS))
     kw.setdefault("name", f"sapiens-{chain}")
     return HFMaskedLM(model, tokenizer=tokenizer, n=n, device=device, split_chars=True, **kw)
-
-
-# "sapiens-vh" and "sapiens-vl" in glauber.mlm_backend.registry (which imports this module on
-# its first lookup); replace=True keeps a re-import harmless.
-for _chain in SAPIENS_CHAINS:
-    register_model(f"sapiens-{_chain}", functools.partial(load_sapiens, _chain), replace=True)
 
 
 __all__ = [

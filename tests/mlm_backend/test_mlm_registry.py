@@ -1,6 +1,9 @@
-"""The offline model registry: names, loaders, plugins, and errors that list what exists."""
+"""The offline model registry: names, loaders, and errors that list what exists."""
 
 from __future__ import annotations
+
+import subprocess
+import sys
 
 import pytest
 
@@ -13,7 +16,7 @@ from glauber.mlm_backend import (
     load_model,
     register_model,
 )
-from glauber.mlm_backend import registry
+from glauber.mlm_backend.registry import BUILTIN_MODELS
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -54,16 +57,14 @@ def test_register_model_validates_names():
             register_model(bad, loader)
 
 
-def test_plugin_modules_register_on_first_lookup(monkeypatch, tmp_path):
-    (tmp_path / "glauber_test_plugin.py").write_text(
-        "from glauber.mlm_backend.registry import register_model\n"
-        "register_model('test-plugin-model', lambda **kw: 'from plugin')\n"
+def test_builtin_loaders_import_their_module_only_when_called():
+    """Listing the catalogue imports no loader module (one registration mechanism, no cycle)."""
+    code = (
+        "import sys\n"
+        "from glauber.mlm_backend.registry import BUILTIN_MODELS, available_models\n"
+        "names = available_models()\n"
+        "assert set(BUILTIN_MODELS) <= set(names), names\n"
+        "assert 'glauber.mlm_backend.sapiens' not in sys.modules\n"
     )
-    monkeypatch.syspath_prepend(str(tmp_path))
-    plugins = ("glauber_test_plugin", "glauber_no_such_plugin")
-    monkeypatch.setattr(registry, "PLUGIN_MODULES", plugins)
-    monkeypatch.setattr(registry, "_plugins_loaded", False)
-    try:
-        assert load_model("test-plugin-model") == "from plugin"  # the missing plugin is skipped
-    finally:
-        MODEL_REGISTRY.pop("test-plugin-model", None)
+    subprocess.run([sys.executable, "-c", code], check=True)
+    assert {"sapiens-vh", "sapiens-vl"} <= set(BUILTIN_MODELS)
