@@ -4,8 +4,7 @@
 (``antiberty``, ``sapiens-vh``, ``sapiens-vl``, ``tiny-gpt2-control``, ...), ``hf:<hub name>``
 or a local checkpoint directory (:func:`glauber.mlm_backend.load_model`), or a toy
 specification such as ``ising-cycle:n=8`` (:func:`glauber.toy_models.parse_toy_spec`).
-:func:`default_states` gives the natural states to certify a model at, and :func:`read_states`
-reads states from a text file. The MLM backend (and torch) is imported only for MLM names.
+:func:`read_states` reads states from a text file. The MLM backend (and torch) is imported only for MLM names.
 """
 
 from __future__ import annotations
@@ -23,7 +22,6 @@ from glauber.errors import (
     UnknownModelError,
     VocabularyError,
 )
-from glauber.core.arrays import to_numpy
 from glauber.core.protocol import ConditionalModel
 from glauber.core.validation import check_positive_int
 from glauber.toy_models.specs import TOY_FAMILIES, parse_toy_spec
@@ -131,22 +129,6 @@ def _choices() -> str:
     )
 
 
-def default_states(model: ConditionalModel) -> np.ndarray | None:
-    """Natural states to certify ``model`` at, or None (then :func:`certify` draws random ones).
-
-    ``model.default_states()`` when the model has it (the MLM backends: the shipped antibody
-    chains cut to ``model.n`` for amino-acid models, see
-    :func:`glauber.mlm_backend.sequences.natural_states`); None otherwise.
-
-    Raises
-    ------
-    SequenceLengthError
-        If a protein model is longer than every shipped chain (pass states from a file).
-    """
-    states = model.default_states() if hasattr(model, "default_states") else None
-    return None if states is None else to_numpy(states).astype(np.int64)
-
-
 def read_states(path: str | os.PathLike[str], model: ConditionalModel) -> np.ndarray:
     """States ``[S, n]`` from a text file, one state per line (blank lines and ``#`` skipped).
 
@@ -202,7 +184,6 @@ def _to_host(values: Any) -> Any:
 
 __all__ = [
     "DEFAULT_MLM_LENGTH",
-    "default_states",
     "is_toy_spec",
     "read_states",
     "resolve_model",

@@ -27,7 +27,7 @@ from glauber.errors import (
     SequenceLengthError,
     StateSpaceTooLargeError,
 )
-from glauber.estimators.certify import STAGES, Certificate, certify
+from glauber.certify import STAGES, Certificate, ClaimKey, certify
 from glauber.toy_models import AsymmetricIsingModel, FunctionModel, IsingModel, PlantedBasinModel
 from glauber.toy_models.exact_chain import ExactChain
 
@@ -80,15 +80,19 @@ def test_exhaustive_certificate_is_the_exact_chain(model, tau):
     drift = exact_drift(chain, cert.drift.token)
     np.testing.assert_allclose(cert.drift.per_state, drift[chain.index_of(xs)], atol=1e-12)
     level = (chain.states() == cert.drift.token).sum(axis=1)
-    band = (level > cert.drift.band_a) & (level < cert.drift.band_b)
-    assert cert.drift.band_states_complete and cert.drift.n_in_band == band.sum()
-    assert cert.drift.band_min_drift == pytest.approx(drift[band].min(), abs=1e-12)
+    a, b = cert.drift_band.band
+    band = (level > a) & (level < b)
+    assert cert.drift_band.band_states_complete and cert.drift_band.n_in_band == band.sum()
+    assert cert.drift_band.band_min_drift == pytest.approx(drift[band].min(), abs=1e-12)
     # A rigorous Theorem 5 certificate must bound the exact worst-start mixing time.
-    claim = cert.claim("Theorem 5 (corrected)")
+    claim = cert.claim(ClaimKey.THEOREM5_CORRECTED)
     if claim.hypothesis_held:
         assert claim.rigorous
         assert chain.mixing_time(cert.eps) <= cert.influence.contraction.best_bound
         assert chain.mixing_time(cert.eps) <= cert.influence.oscillation_contraction.best_bound
+        # ... and the claim says so itself: the exact values are confronted with the bound.
+        assert cert.exact is not None and cert.exact.tmix == chain.mixing_time(cert.eps)
+        assert claim.exact == cert.exact.tmix and claim.holds is True
 
 
 @settings(max_examples=15, deadline=None)
@@ -100,7 +104,7 @@ def test_sampled_influences_are_lower_bounds(model, tau, seed):
     assert np.all(np.array(cert.influence.C) <= exact.influence_matrix() + 1e-12)
     assert np.all(np.array(cert.influence.Delta) <= exact.oscillation_matrix() + 1e-9)
     c = cert.influence.contraction
-    claim = cert.claim("Theorem 5 (corrected)")
+    claim = cert.claim(ClaimKey.THEOREM5_CORRECTED)
     # A sampled certificate never claims rigour for fast mixing; a sampled spectral radius >= 1
     # rigorously rules the certificate out (the exact one is at least as large).
     assert claim.rigorous == (c.spectral_radius >= 1.0)
@@ -109,7 +113,7 @@ def test_sampled_influences_are_lower_bounds(model, tau, seed):
         assert exact_radius >= c.spectral_radius - 1e-9
     elif claim.hypothesis_held:
         assert claim.certifies.startswith("NOT certified")
-    assert not cert.claim("Corollary 7").rigorous
+    assert not cert.claim(ClaimKey.COROLLARY7).rigorous
 
 
 def test_ising_cycle_influence_closed_form_and_valid_certificate():
@@ -122,21 +126,21 @@ def test_ising_cycle_influence_closed_form_and_valid_certificate():
         expected[i, (i + 1) % n] = expected[i, (i - 1) % n] = math.tanh(2 / tau) / 2
     np.testing.assert_allclose(cert.influence.C, expected, atol=1e-12)
     assert cert.influence.contraction.alpha_row == pytest.approx(math.tanh(2 / tau))
-    claim = cert.claim("Theorem 5 (corrected)")
+    claim = cert.claim(ClaimKey.THEOREM5_CORRECTED)
     assert claim.hypothesis_held and claim.rigorous
-    assert claim.value == cert.influence.contraction.best_bound
-    assert ExactChain(IsingModel(nx.cycle_graph(n)), tau).mixing_time(0.25) <= claim.value
+    assert claim.bound == cert.influence.contraction.best_bound
+    assert ExactChain(IsingModel(nx.cycle_graph(n)), tau).mixing_time(0.25) <= claim.bound
     # Gibbs: no rectangle can show incompatibility.
     assert cert.incompatibility.n_above_atol == 0
-    assert not cert.claim("Proposition 4").hypothesis_held
-    assert not cert.claim("Proposition 4").rigorous
+    assert not cert.claim(ClaimKey.PROPOSITION4).hypothesis_held
+    assert not cert.claim(ClaimKey.PROPOSITION4).rigorous
 
 
 def test_sampled_ising_alpha_is_below_the_closed_form():
     n, tau = 8, 1.5
     cert = certify(IsingModel(nx.cycle_graph(n)), tau, exhaustive=False, **SMALL)
     assert cert.influence.contraction.alpha_row <= math.tanh(2 / tau) + 1e-12
-    claim = cert.claim("Theorem 5 (corrected)")
+    claim = cert.claim(ClaimKey.THEOREM5_CORRECTED)
     assert claim.hypothesis_held and not claim.rigorous
     assert "NOT certified" in claim.certifies and "consistent with" in claim.certifies
 
@@ -146,13 +150,13 @@ def test_rectangles_of_asymmetric_ising_match_the_closed_form(tau):
     # THEORY.md item 3: flipping both spins of sites i, j gives |delta| = 4 |J_ij - J_ji| / tau.
     model = AsymmetricIsingModel.random(5, rng=3, asym=0.7)
     cert = certify(model, tau, n_rectangles=30, budget=5, n_pairs=1)
-    for r in cert.incompatibility.rectangles:
-        assert abs(r.delta) == pytest.approx(4 * abs(model.J[r.i, r.j] - model.J[r.j, r.i]) / tau)
+    rect = cert.incompatibility.rectangles
+    for i, j, delta in zip(rect.site_i, rect.site_j, rect.delta):
+        assert abs(delta) == pytest.approx(4 * abs(model.J[i, j] - model.J[j, i]) / tau)
     assert cert.incompatibility.n_above_atol == 30
-    claim = cert.claim("Proposition 4")
+    claim = cert.claim(ClaimKey.PROPOSITION4)
     assert claim.hypothesis_held and claim.rigorous
-    assert claim.value == pytest.approx(np.mean([abs(r.delta) for r in
-                                                 cert.incompatibility.rectangles]))
+    assert claim.bound == pytest.approx(np.mean(np.abs(rect.delta)))
 
 
 def test_trap_margin_and_escape_against_closed_form_and_exact_chain():
@@ -162,19 +166,19 @@ def test_trap_margin_and_escape_against_closed_form_and_exact_chain():
     tau = 1.5
     states = np.array([[1, 1, 1, 1], [0, 1, 0, 1]])
     cert = certify(model, tau, states, **SMALL)
-    trap = cert.margins.trap
-    assert trap is not None and trap.state == 0
-    assert trap.delta_star == pytest.approx(8.0)
-    assert trap.escape_bound == pytest.approx(2 * math.exp(-8 / tau))  # |V| e^{-Delta*/tau}
-    assert trap.tmix_lower_bound == pytest.approx(math.exp(8 / tau) / 8)
+    m = cert.margins
+    assert m.best_trap == 0
+    assert m.state_min[0] == pytest.approx(8.0)
+    assert m.trap_escape_bound[0] == pytest.approx(2 * math.exp(-8 / tau))  # |V| e^{-D*/tau}
+    assert m.trap_tmix_lower_bound[0] == pytest.approx(math.exp(8 / tau) / 8)
     chain = ExactChain(model, tau)
-    mask = np.zeros(chain.num_states, dtype=bool)
-    mask[chain.index_of(states[0])] = True
-    exact = chain.escape_probabilities(mask)[0]
-    assert trap.exact_escape == pytest.approx(exact, rel=1e-12)
-    assert exact <= trap.sharper_escape_bound <= trap.escape_bound
-    assert cert.margins.perfect == (True, False) and cert.margins.n_perfect == 1
-    claim = cert.claim("Theorem 8 on the one-state basin")
+    for s, x in enumerate(states):  # the exact one-step escape of every state, not only traps
+        mask = np.zeros(chain.num_states, dtype=bool)
+        mask[chain.index_of(x)] = True
+        assert m.escape[s] == pytest.approx(chain.escape_probabilities(mask)[0], rel=1e-12)
+    assert m.escape[0] <= m.trap_sharper_escape_bound[0] <= m.trap_escape_bound[0]
+    assert m.perfect.tolist() == [True, False] and m.n_perfect == 1
+    claim = cert.claim(ClaimKey.THEOREM8_TRAP)
     assert claim.hypothesis_held and claim.rigorous
 
 
@@ -190,14 +194,15 @@ def test_exhaustive_basin_matches_exact_margins_and_escape():
     chain = ExactChain(model, tau)
     mask = basin(chain.states())
     exact = chain.margins(mask)
-    b = cert.margins.basin
-    assert b.complete and b.n_states == mask.sum()
-    assert b.assumption1 == exact.holds
+    b = cert.basin.basin
+    assert b.complete and b.basin_size == mask.sum()
+    assert b.holds == exact.holds
     assert b.delta_star == pytest.approx(exact.delta_star)
-    assert b.max_exact_escape == pytest.approx(chain.escape_probabilities(mask).max(), rel=1e-12)
-    if b.assumption1:
-        assert b.max_exact_escape <= b.sharper_escape_bound <= b.escape_bound
-    assert cert.claim("Theorem 8 (Assumption 1").rigorous == exact.holds
+    largest = cert.basin.basin_escape.max()
+    assert largest == pytest.approx(chain.escape_probabilities(mask).max(), rel=1e-12)
+    if b.holds:
+        assert largest <= b.sharper_escape_bound <= b.escape_bound
+    assert cert.claim(ClaimKey.THEOREM8_BASIN).rigorous == exact.holds
 
 
 def test_sampled_basin_is_not_rigorous_and_needs_basin_states():
@@ -205,8 +210,8 @@ def test_sampled_basin_is_not_rigorous_and_needs_basin_states():
     states = np.array([[0, 0, 0, 0, 0], [1, 2, 0, 1, 2]])
     cert = certify(model, 0.7, states, basin=lambda x: (x == 0).sum(axis=1) >= 4,
                    exhaustive=False, **SMALL)
-    assert cert.margins.basin.n_states == 1 and not cert.margins.basin.complete
-    assert not cert.claim("Theorem 8 (Assumption 1").rigorous
+    assert cert.basin.basin.basin_size == 1 and not cert.basin.basin.complete
+    assert not cert.claim(ClaimKey.THEOREM8_BASIN).rigorous
     with pytest.raises(BasinError):
         certify(model, 0.7, states[1:], basin=lambda x: (x == 0).sum(axis=1) >= 4,
                 exhaustive=False, **SMALL)
@@ -218,18 +223,18 @@ def test_band_drift_certificate_on_a_planted_basin():
     tau = 0.5
     states = np.array([[0, 0, 0, 1, 1], [0, 0, 0, 0, 1]])
     cert = certify(model, tau, states, horizon=2, **SMALL)
-    d = cert.drift
-    assert (d.token, d.band_a, d.band_b) == (0, 2.0, 5.0)
+    d = cert.drift_band
+    assert (d.token, d.band) == (0, (2.0, 5.0))
     chain = ExactChain(model, tau)
     drift = exact_drift(chain, 0)
     level = (chain.states() == 0).sum(axis=1)
     eps = drift[(level > 2) & (level < 5)].min()
     assert eps > 0 and d.band_min_drift == pytest.approx(eps, abs=1e-12)
     # THEORY.md item 8: P(escape) <= T exp(-2 eps (b - a - 1)) with c = 1.
-    assert d.escape_bound == pytest.approx(min(1.0, 2 * math.exp(-2 * eps * (5 - 2 - 1))))
+    assert d.certificate.bound == pytest.approx(min(1.0, 2 * math.exp(-2 * eps * (5 - 2 - 1))))
     assert d.rigorous == (not d.vacuous) and d.band_states_complete
-    assert cert.claim("Section 5.4 corrected").rigorous == d.rigorous
-    assert not cert.claim("Section 5.4 as printed").rigorous
+    assert cert.claim(ClaimKey.DRIFT_BAND).rigorous == d.rigorous
+    assert not cert.claim(ClaimKey.DRIFT_PRINTED).rigorous
 
 
 # -------------------------------------------------------------------------- serialisation
@@ -355,21 +360,20 @@ def test_antiberty_small_budget_shows_incompatibility():
     import torch
 
     from glauber.mlm_backend import load_antiberty
-    from glauber.models import default_states
 
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         model = load_antiberty(n=12)
-        cert = certify(model, 1.0, default_states(model), n_rectangles=24, n_contexts=1,
+        cert = certify(model, 1.0, None, n_rectangles=24, n_contexts=1,
                        budget=5, n_pairs=1)
     finally:
         torch.set_num_threads(threads)
     r = cert.incompatibility
     assert r.mean_abs_delta > 0.1 and r.n_above_atol >= 20 and r.p_value_abs < 1e-3
-    assert cert.claim("Proposition 4").hypothesis_held and cert.claim("Proposition 4").rigorous
+    assert cert.claim(ClaimKey.PROPOSITION4).hypothesis_held and cert.claim(ClaimKey.PROPOSITION4).rigorous
     assert cert.influence.is_lower_bound and not cert.settings.exhaustive
-    assert cert.claim("Theorem 5 (corrected)").rigorous == (
+    assert cert.claim(ClaimKey.THEOREM5_CORRECTED).rigorous == (
         cert.influence.contraction.spectral_radius >= 1.0)
     assert cert.model == "antiberty" and cert.q == 20 and cert.labels[0] == "A"
     assert Certificate.from_json(cert.to_json()) == cert

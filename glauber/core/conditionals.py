@@ -152,6 +152,23 @@ def iter_log_conditionals(
         yield start, stop, log_conditionals(model, states, sites, tau, check_finite)
 
 
+def answers_on_host(model: ConditionalModel) -> bool:
+    """True when ``model`` answers in numpy on the host (an in-memory model, e.g. a toy).
+
+    Decided by one probe query (the all-zero state at site 0), so it holds for any model that
+    meets the protocol: toys, user ``FunctionModel``s and restricted windows of them answer on
+    the host; the MLM backends answer in torch. This is the one test of "may we enumerate this
+    model query by query" (with ``q**n`` within a limit).
+    """
+    probe = model.scores(np.zeros((1, model.n), dtype=np.int64), np.zeros(1, dtype=np.int64))
+    return not is_torch(probe)
+
+
+def enumerable(model: ConditionalModel, max_states: int) -> bool:
+    """True when ``model`` answers on the host and has at most ``max_states`` states ``q**n``."""
+    return int(model.q) ** int(model.n) <= max_states and answers_on_host(model)
+
+
 @contextmanager
 def trusted_inputs(model: ConditionalModel) -> Iterator[None]:
     """Switch off a model's per-call input validation for the duration of a step loop.

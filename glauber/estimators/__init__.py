@@ -1,28 +1,30 @@
 """Estimators that run unchanged on any ConditionalModel: numpy toy models and torch MLMs.
 
-Every conditional goes through :func:`log_conditionals` (the one place ``tau`` enters); every
-estimator batches its (state, site) queries into as few :meth:`scores` calls as ``batch_size``
-allows, takes a seed (same seed, same result) and returns a frozen dataclass with ``to_dict()``.
+Every conditional goes through :func:`glauber.core.log_conditionals` (the one place ``tau``
+enters); every estimator batches its (state, site) queries into as few :meth:`scores` calls as
+``batch_size`` allows, takes a seed (same seed, same result) and returns a frozen dataclass with
+``to_dict()``.
+
+- :func:`rectangle_test`, :func:`arnold_press_statistic`: incompatibility (Proposition 4);
+- :func:`influence`: influence and oscillation matrices (Definition 2, Lemma 6) with the
+  corrected Theorem 5 certificates;
+- :func:`margins`, :func:`escape_probability`: margins, traps, Assumption 1 / Theorem 8;
+- :func:`drift`: Section 5.4, as printed and corrected;
+- :func:`glauber_chains`, :func:`coupling_time`, :func:`maximal_coupling_step`: the sampler and
+  the coupling of Section 6.1.
+
+``certify`` (the main job, built on all of these) lives in :mod:`glauber.certify`; the names
+``glauber.estimators.certify`` and ``glauber.estimators.Certificate`` are kept as aliases of it,
+resolved on first use (no module of this package imports :mod:`glauber.certify`).
 """
 
-from glauber.core.arrays import is_torch, to_numpy
-from glauber.core.conditionals import (
-    check_states,
-    host_states,
-    iter_log_conditionals,
-    log_conditionals,
-)
-from glauber.estimators.coupling import (
-    CouplingResult,
-    coupled_step,
-    coupling_time,
-    maximal_coupling_step,
-)
+from typing import Any
+
+from glauber.estimators.coupling import CouplingResult, coupling_time, maximal_coupling_step
 from glauber.estimators.drift import DriftResult, drift
-from glauber.estimators.escape import EscapeResult, escape_probability, exit_mask
-from glauber.estimators.influence import InfluenceResult, all_states, influence
-from glauber.estimators.margins import BasinMargins, MarginsResult, margins
-from glauber.core.protocol import ConditionalModel
+from glauber.estimators.escape import Basin, EscapeResult, escape_probability
+from glauber.estimators.influence import InfluenceResult, influence
+from glauber.estimators.margins import MarginsResult, margins
 from glauber.estimators.rectangle import (
     ArnoldPressResult,
     Rectangles,
@@ -30,13 +32,12 @@ from glauber.estimators.rectangle import (
     arnold_press_statistic,
     rectangle_test,
 )
-from glauber.estimators.sampler import ChainsResult, glauber_chains, sample_categorical
+from glauber.estimators.sampler import ChainsResult, glauber_chains
 
 __all__ = [
     "ArnoldPressResult",
-    "BasinMargins",
+    "Basin",
     "ChainsResult",
-    "ConditionalModel",
     "CouplingResult",
     "DriftResult",
     "EscapeResult",
@@ -44,25 +45,24 @@ __all__ = [
     "MarginsResult",
     "RectangleTestResult",
     "Rectangles",
-    "all_states",
     "arnold_press_statistic",
-    "check_states",
-    "coupled_step",
     "coupling_time",
     "drift",
     "escape_probability",
-    "exit_mask",
     "glauber_chains",
-    "host_states",
     "influence",
-    "is_torch",
-    "iter_log_conditionals",
-    "log_conditionals",
     "margins",
     "maximal_coupling_step",
     "rectangle_test",
-    "sample_categorical",
-    "to_numpy",
 ]
-from glauber.estimators.certify import Certificate, certify  # noqa: E402  (after its parts)
-__all__ += ["Certificate", "certify"]
+
+_ALIASES = {"certify": "certify", "Certificate": "Certificate"}
+
+
+def __getattr__(name: str) -> Any:
+    """``certify`` and ``Certificate``: aliases of :mod:`glauber.certify`'s, resolved lazily."""
+    if name in _ALIASES:
+        import glauber.certify
+
+        return getattr(glauber.certify, _ALIASES[name])
+    raise AttributeError(f"module 'glauber.estimators' has no attribute {name!r}")

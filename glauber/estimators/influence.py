@@ -23,7 +23,13 @@ from glauber.core.enumeration import all_states
 from glauber.core.protocol import ConditionalModel
 from glauber.estimators.sampler import SeedLike, concat
 from glauber.theory.contraction import ContractionCertificate, certify_contraction
-from glauber.theory.influence_bounds import corollary7_holds, lemma6_bound, tanh_bound
+from glauber.theory.influence_bounds import (
+    corollary7_alpha_bound,
+    corollary7_holds,
+    influence_matrix_bound,
+    lemma6_bound,
+    tanh_bound,
+)
 from glauber.core.validation import check_eps, check_positive_int, check_tau
 
 #: Tolerance of the Lemma 6 / tanh consistency checks (rounding of TV in float32).
@@ -61,6 +67,13 @@ class InfluenceResult(JsonResult):
         pair, so a failure means a bug or non-finite scores, not a counterexample.
     corollary7 : bool
         Corollary 7's hypothesis ``max_i sum_j Delta_ij < 4 tau`` on the estimated ``Delta``.
+    lemma6_alpha, tanh_alpha : float
+        ``max_i sum_j Delta_ij / (4 tau)`` (Corollary 7 as printed) and
+        ``max_i sum_j tanh(Delta_ij / (4 tau))``: bounds on the row-sum ``alpha`` (of the
+        suprema when ``exhaustive``).
+    oscillation_contraction : ContractionCertificate
+        Corrected Theorem 5 applied to ``tanh(Delta / (4 tau)) >= C`` (a certificate from score
+        oscillations alone; never tighter than ``contraction``).
     """
 
     tau: float
@@ -81,6 +94,9 @@ class InfluenceResult(JsonResult):
     lemma6_consistent: bool
     tanh_consistent: bool
     corollary7: bool
+    lemma6_alpha: float
+    tanh_alpha: float
+    oscillation_contraction: ContractionCertificate
 
 
 def influence(
@@ -186,6 +202,9 @@ def influence(
         lemma6_consistent=bool(np.all(C <= lem + _CHECK_ATOL)),
         tanh_consistent=bool(np.all(C <= th + _CHECK_ATOL)),
         corollary7=corollary7_holds(Delta, tau),
+        lemma6_alpha=corollary7_alpha_bound(Delta, tau, sharp=False),
+        tanh_alpha=corollary7_alpha_bound(Delta, tau, sharp=True),
+        oscillation_contraction=certify_contraction(influence_matrix_bound(Delta, tau), eps),
     )
 
 

@@ -22,54 +22,18 @@ from typing import Any
 import numpy as np
 
 from glauber.errors import InvalidParameterError
-from glauber.core.arrays import JsonResult, like, namespace, take_rows, to_numpy
+from glauber.core.arrays import JsonResult, like, log_softmax, namespace, take_rows, to_numpy
 from glauber.core.conditionals import host_states, iter_log_conditionals
 from glauber.estimators.escape import Basin, basin_states, exit_mask
 from glauber.core.protocol import ConditionalModel
 from glauber.theory.escape import (
+    BasinMargins,
+    basin_margins,
     sharper_escape_bound,
     theorem8_escape_bound,
     theorem8_tmix_lower_bound,
 )
 from glauber.core.validation import check_positive_int, check_tau
-
-
-@dataclass(frozen=True)
-class BasinMargins(JsonResult):
-    """Assumption 1 and Theorem 8 on the basin states of :func:`margins`.
-
-    Attributes
-    ----------
-    exit_sites : ndarray of bool, shape (S, n)
-        Exit-causing sites.
-    exit_margin : ndarray, shape (S, n)
-        ``s_i(x_i) - max over exit-causing a of s_i(a)``; ``inf`` (``"inf"`` in JSON) at sites
-        that are not exit-causing.
-    argmax_at_exit_sites : bool
-        Every exit-causing site holds an argmax token (``Delta_i(x) >= 0`` there).
-    delta_star : float
-        Smallest exit margin (``inf`` if no state has an exit-causing site).
-    k : int
-        Largest number of exit-causing sites of a state.
-    assumption1 : bool
-        Assumption 1 holds on these states: ``delta_star > 0`` and the argmax condition.
-    tau : float or None
-    escape_bound, sharper_escape_bound, tmix_lower_bound : float or None
-        Theorem 8's three bounds at ``tau`` (``None`` without ``tau`` or when Assumption 1
-        fails). ``tmix_lower_bound`` further needs ``mu_tau(B) <= 1/2``, which a sample cannot
-        check.
-    """
-
-    exit_sites: np.ndarray
-    exit_margin: np.ndarray
-    argmax_at_exit_sites: bool
-    delta_star: float
-    k: int
-    assumption1: bool
-    tau: float | None
-    escape_bound: float | None
-    sharper_escape_bound: float | None
-    tmix_lower_bound: float | None
 
 
 @dataclass(frozen=True)
@@ -94,8 +58,14 @@ class MarginsResult(JsonResult):
         ``|V| e^{-Delta_star/tau}``, ``(|V| - 1) e^{-Delta_star/tau}`` and
         ``e^{Delta_star/tau} / (4|V|)`` (the paper's Appendix A.1 use); NaN (``None`` in JSON)
         for approximate traps.
+    escape : ndarray or None, shape (S,)
+        With ``tau``: the exact one-step probability ``P_tau(x, {x}^c)`` of leaving each state
+        (summed over the moves, never formed as ``1 - P(x, x)``).
     basin : BasinMargins or None
-        Present when a basin was given.
+        Present when a basin was given (Assumption 1 over the given states).
+    basin_escape : ndarray or None, shape (S,)
+        With a basin and ``tau``: the exact ``P_tau(x, B^c)`` of each state (the left side of
+        Theorem 8, as :func:`escape_probability` computes it).
     """
 
     margins: np.ndarray
@@ -108,7 +78,16 @@ class MarginsResult(JsonResult):
     trap_escape_bound: np.ndarray | None
     trap_sharper_escape_bound: np.ndarray | None
     trap_tmix_lower_bound: np.ndarray | None
+    escape: np.ndarray | None
     basin: BasinMargins | None
+    basin_escape: np.ndarray | None
+
+    @property
+    def best_trap(self) -> int | None:
+        """Index of the perfect trap with the largest margin, or None without a perfect trap."""
+        if not self.n_perfect:
+            return None
+        return int(np.argmax(np.where(self.perfect, self.state_min, -np.inf)))
 
 
 def margins(
@@ -117,6 +96,7 @@ def margins(
     tau: float | None = None,
     basin: Basin | None = None,
     batch_size: int = 4096,
+    basin_complete: bool = False,
 ) -> MarginsResult:
     """Per-site margins ``Delta_i(x)`` (Appendix A.1) and, with a basin, Assumption 1 / Theorem 8.
 
@@ -135,6 +115,9 @@ def margins(
         ``basin(states[B, n]) -> bool[B]``.
     batch_size : int
         Most rows per :meth:`scores` call.
+    basin_complete : bool
+        ``states`` are every state of the basin (e.g. enumerated on a toy), so Assumption 1 is
+        decided exactly (``BasinMargins.complete``).
 
     Returns
     -------
@@ -159,12 +142,14 @@ def margins(
         if xs.shape[0] == 0:
             raise InvalidParameterError("states is empty; pass at least one state [1, n]")
     mask = exit_mask(model, xs, basin) if basin is not None else None
-    marg, exit_marg = _site_margins(model, xs, mask, batch_size)
+    marg, exit_marg, leave, exits = _site_margins(model, xs, mask, tau, batch_size)
     state_min = marg.min(axis=1)
     perfect = state_min > 0
     basin_result = None
     if mask is not None:
-        basin_result = _basin_margins(model, marg, exit_marg, mask, tau)
+        basin_result = basin_margins(
+            exit_marg, marg, mask.sum(axis=2), model.q, tau=tau, complete=basin_complete
+        )
     traps = _trap_bounds(model, state_min, tau) if tau is not None else (None, None, None)
     return MarginsResult(
         margins=marg,
@@ -177,7 +162,9 @@ def margins(
         trap_escape_bound=traps[0],
         trap_sharper_escape_bound=traps[1],
         trap_tmix_lower_bound=traps[2],
+        escape=None if leave is None else leave.mean(axis=1),
         basin=basin_result,
+        basin_escape=None if exits is None else exits.mean(axis=1),
     )
 
 
@@ -195,62 +182,47 @@ def _trap_bounds(
 
 
 def _site_margins(
-    model: ConditionalModel, xs: np.ndarray, mask: np.ndarray | None, batch_size: int
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """Margins over all other tokens, and over exit-causing tokens (``inf`` where none)."""
+    model: ConditionalModel,
+    xs: np.ndarray,
+    mask: np.ndarray | None,
+    tau: float | None,
+    batch_size: int,
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None, np.ndarray | None]:
+    """Per (state, site): the margin over all other tokens, over exit-causing tokens (``inf``
+    where none) and, at ``tau``, the probability of leaving the token and of leaving the basin.
+
+    One pass of log-conditionals at ``tau = 1``; ``log_softmax(lp / tau)`` of a log-softmax
+    ``lp`` is the log-conditional at ``tau`` (the normaliser is a constant in ``a``).
+    """
     s_count, n = xs.shape
+    rows = s_count * n
     flat_states = np.repeat(xs, n, axis=0)
     flat_sites = np.tile(np.arange(n), s_count)
     own = xs.reshape(-1)
-    marg = np.empty(s_count * n)
-    exit_marg = np.empty(s_count * n) if mask is not None else None
-    flat_mask = mask.reshape(s_count * n, model.q) if mask is not None else None
+    marg = np.empty(rows)
+    exit_marg = np.empty(rows) if mask is not None else None
+    leave = np.empty(rows) if tau is not None else None
+    exits = np.empty(rows) if tau is not None and mask is not None else None
+    flat_mask = mask.reshape(rows, model.q) if mask is not None else None
     cols = None
     for lo, hi, lp in iter_log_conditionals(
-        model, s_count * n, lambda lo, hi: (flat_states[lo:hi], flat_sites[lo:hi]), 1.0, batch_size
+        model, rows, lambda lo, hi: (flat_states[lo:hi], flat_sites[lo:hi]), 1.0, batch_size
     ):
         xp = namespace(lp)
         cols = like(lp, np.arange(model.q)) if cols is None else cols
         cur = take_rows(lp, own[lo:hi])
         others = cols[None, :] != like(lp, own[lo:hi])[:, None]  # built on the model's device
         marg[lo:hi] = to_numpy(cur - xp.amax(xp.where(others, lp, -math.inf), axis=-1))
-        if flat_mask is not None:
-            m = like(lp, flat_mask[lo:hi], dtype="bool")
+        m = None if flat_mask is None else like(lp, flat_mask[lo:hi], dtype="bool")
+        if m is not None:
             exit_marg[lo:hi] = to_numpy(cur - xp.amax(xp.where(m, lp, -math.inf), axis=-1))
-    return marg.reshape(s_count, n), (
-        exit_marg.reshape(s_count, n) if exit_marg is not None else None
-    )
+        if tau is not None:
+            p = xp.exp(log_softmax(lp / tau))
+            leave[lo:hi] = to_numpy(xp.sum(xp.where(others, p, 0.0), axis=-1))
+            if m is not None:
+                exits[lo:hi] = to_numpy(xp.sum(xp.where(m, p, 0.0), axis=-1))
 
+    def shaped(a: np.ndarray | None) -> np.ndarray | None:
+        return None if a is None else a.reshape(s_count, n)
 
-def _basin_margins(
-    model: ConditionalModel,
-    marg: np.ndarray,
-    exit_marg: np.ndarray,
-    mask: np.ndarray,
-    tau: float | None,
-) -> BasinMargins:
-    exit_sites = mask.any(axis=2)
-    argmax_ok = bool(np.all(marg[exit_sites] >= 0))
-    delta_star = float(exit_marg.min())
-    k = int(exit_sites.sum(axis=1).max())
-    holds = argmax_ok and delta_star > 0
-    esc = sharp = tmix = None
-    if tau is not None and holds:
-        if math.isinf(delta_star):  # no exit-causing move from any state: no escape in one step
-            esc, sharp, tmix = 0.0, 0.0, math.inf
-        else:
-            esc = theorem8_escape_bound(model.q, delta_star, tau)
-            sharp = sharper_escape_bound(model.n, k, model.q, delta_star, tau)
-            tmix = theorem8_tmix_lower_bound(model.q, delta_star, tau)
-    return BasinMargins(
-        exit_sites=exit_sites,
-        exit_margin=exit_marg,
-        argmax_at_exit_sites=argmax_ok,
-        delta_star=delta_star,
-        k=k,
-        assumption1=holds,
-        tau=tau,
-        escape_bound=esc,
-        sharper_escape_bound=sharp,
-        tmix_lower_bound=tmix,
-    )
+    return marg.reshape(s_count, n), shaped(exit_marg), shaped(leave), shaped(exits)

@@ -21,6 +21,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from glauber.core.arrays import to_numpy
+from glauber.core.conditionals import enumerable
 from glauber.estimators.influence import influence
 from glauber.core.io import atomic_write_text
 from glauber.experiments.checkpoint import ResultsLog, dumps
@@ -28,7 +29,6 @@ from glauber.experiments.common import (
     context_states,
     exact_tmix,
     get_model,
-    is_toy,
     parse_floats,
     positive_budget,
     pyplot,
@@ -79,7 +79,7 @@ def alpha_cell(cell: dict) -> dict:
     """Influence certificates at every temperature of one model (one cell: the model)."""
     base = get_model(cell["model"], cell["n"], cell["device"])
     model = CachedScores(base)
-    exhaustive = is_toy(base) and base.q**base.n <= cell["max_states"]
+    exhaustive = enumerable(base, cell["max_states"])
     contexts = None if exhaustive else context_states(base, cell["contexts"], cell["seed"])
     rows = []
     for tau in cell["taus"]:

@@ -20,6 +20,7 @@ import numpy as np
 
 from glauber.errors import InvalidParameterError
 from glauber.core.arrays import to_numpy
+from glauber.core.conditionals import enumerable
 from glauber.core.io import atomic_write_bytes, atomic_write_text
 from glauber.core.validation import check_positive_int, check_tau
 
@@ -135,27 +136,16 @@ def toy_spec_at_length(spec: str, length: int) -> str:
     return f"{family.strip()}:" + ",".join([f"n={check_positive_int(length, 'length')}", *items])
 
 
-def is_toy(model: Any) -> bool:
-    """True for the exact small-vocabulary models of :mod:`glauber.toy_models`."""
-    from glauber.toy_models.base import ToyModel
-
-    return isinstance(model, ToyModel)
-
-
-def model_label(spec: str, model: Any) -> str:
-    """A short printable name: the model's own ``name`` for toys, the specification otherwise."""
-    return str(getattr(model, "name", spec)) if is_toy(model) else spec
-
-
 def exact_tmix(model: Any, tau: float, eps: float = 0.25, max_states: int = 1024) -> int | None:
-    """Worst-start ``t_mix(eps)`` from :class:`ExactChain` for a toy with ``q**n <= max_states``.
+    """Worst-start ``t_mix(eps)`` from :class:`ExactChain` for an in-memory model of at most
+    ``max_states`` states (:func:`glauber.core.conditionals.enumerable`).
 
-    ``None`` for MLMs, for larger toys, and when the chain is numerically reducible.
+    ``None`` for MLMs, for larger models, and when the chain is numerically reducible.
     """
     from glauber.errors import ConvergenceError, NonPositiveConditionalError
     from glauber.toy_models.exact_chain import ExactChain
 
-    if not is_toy(model) or model.q**model.n > max_states:
+    if not enumerable(model, max_states):
         return None
     try:
         return int(ExactChain(model, tau).mixing_time(eps))
@@ -173,7 +163,7 @@ def context_states(model: Any, count: int, seed: int) -> np.ndarray:
     count = check_positive_int(count, "count")
     rng = np.random.default_rng(seed)
     labels = tuple(getattr(model, "labels", ()))
-    if not is_toy(model) and hasattr(model, "encode"):
+    if hasattr(model, "encode"):
         from glauber.mlm_backend.sequences import AMINO_ACIDS, ANTIBODY_SEQUENCES
 
         if set(AMINO_ACIDS) <= set(labels):

@@ -1,5 +1,8 @@
 """The toy-vs-MLM table: every certificate of the paper on every model, side by side.
 
+Each model runs the main job's own pipeline (:func:`glauber.certify.certify`, same defaults and
+drift band) once per temperature; this module only picks the columns.
+
 Per model (at ``tau = 1`` where the quantity is tau-free or scales exactly):
 
 * rectangle test (Proposition 4, paper §4): mean/sd of ``|delta|``, the one-sided p-value of
@@ -11,9 +14,9 @@ Per model and temperature:
 
 * alpha row/column/spectral, spectral radius and the best corrected Theorem 5 certificate
   (exact for enumerable toys, lower-bound estimates otherwise);
-* the corrected §5.4 drift certificate on a count basin of the most frequent context token:
-  minimum drift over band states ``a < X < b`` (``b = ceil(0.9 n)``, ``a = floor(n / 2)``) and
-  the escape bound over ``T = budget`` steps (rigorous only when the band is enumerated);
+* the corrected §5.4 drift certificate on the count of the most frequent context token:
+  minimum drift over band states ``a < X < b`` (the band of :func:`glauber.certify.drift_band`)
+  and the escape bound over ``T = budget`` steps (rigorous only when the band is enumerated);
 * median coupling time of same-site maximally coupled pairs (paper §6.1);
 * for toys, the exact worst-start ``t_mix(1/4)`` beside the bounds.
 """
@@ -27,20 +30,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from glauber.estimators.coupling import coupling_time
-from glauber.estimators.drift import drift
-from glauber.core.enumeration import all_states
-from glauber.estimators.influence import influence
-from glauber.estimators.margins import margins
-from glauber.estimators.rectangle import rectangle_test
+from glauber.certify import certify
 from glauber.experiments.alpha_curve import CachedScores
 from glauber.core.io import atomic_write_text
 from glauber.experiments.checkpoint import ResultsLog, dumps
 from glauber.experiments.common import (
     context_states,
-    exact_tmix,
     get_model,
-    is_toy,
     parse_floats,
     parse_names,
     positive_budget,
@@ -48,70 +44,44 @@ from glauber.experiments.common import (
 from glauber.experiments.executor import Executor, LocalExecutor, run_cells
 
 
-def drift_band(n: int) -> tuple[int, int]:
-    """The count band ``(a, b)``: ``b = ceil(0.9 n)`` (the paper's basin), ``a = floor(n / 2)``."""
-    return n // 2, math.ceil(0.9 * n)
-
-
-def band_states(
-    model: Any, token: int, contexts: np.ndarray, band: tuple[int, int], rng: np.random.Generator,
-    max_states: int,
-) -> tuple[np.ndarray, bool]:
-    """States with ``a < #token < b``: all of them for small toys (complete), else one per context."""
-    a, b = band
-    n, q = model.n, model.q
-    if is_toy(model) and q**n <= max_states:
-        xs = all_states(n, q, max_states)
-        counts = (xs == token).sum(axis=1)
-        return xs[(counts > a) & (counts < b)], True
-    out = contexts.copy()
-    for row in out:
-        c = int(rng.integers(a + 1, b))
-        others = [v for v in range(q) if v != token]
-        row[row == token] = rng.choice(others, size=int((row == token).sum()))
-        row[rng.choice(n, size=c, replace=False)] = token
-    return out, False
-
-
 def compare_cell(cell: dict) -> dict:
-    """Every certificate for one model over the temperature grid."""
+    """Every certificate for one model over the temperature grid: one :func:`certify` run per
+    temperature (and one at ``tau = 1`` for the rectangle and margin columns)."""
     base = get_model(cell["model"], cell["length"], cell["device"])
     model = CachedScores(base)
     seed = cell["seed"]
     ctx = context_states(base, cell["contexts"], seed)
-    rect = rectangle_test(model, ctx, tau=1.0, n_rectangles=cell["rectangles"],
-                          replacements="topk", k=min(50, base.q - 1), seed=seed)
-    marg = margins(model, ctx)
-    exhaustive = is_toy(base) and base.q**base.n <= cell["max_states"]
-    token = int(np.bincount(ctx.reshape(-1), minlength=base.q).argmax())
-    band = drift_band(base.n)
-    bstates, complete = band_states(base, token, ctx, band, np.random.default_rng(seed),
-                                    cell["max_states"])
+    certs = {
+        tau: certify(
+            model, tau, ctx, seed=seed, n_rectangles=cell["rectangles"],
+            n_contexts=cell["contexts"], n_pairs=cell["pairs"], budget=cell["budget"],
+            horizon=cell["budget"], max_exhaustive_states=cell["max_states"],
+            exact=None if cell["exact"] else False,
+        )
+        for tau in sorted(set(cell["taus"]) | {1.0})
+    }
     per_tau = []
     for tau in cell["taus"]:
-        inf = influence(model, tau, contexts=None if exhaustive else ctx, seed=seed,
-                        exhaustive=exhaustive)
-        dr = drift(model, bstates, token, tau, band=band, T=cell["budget"],
-                   band_states_complete=complete)
-        rng = np.random.default_rng([seed, int(round(tau * 1e6))])
-        x0 = rng.integers(base.q, size=(cell["pairs"], base.n))
-        y0 = rng.integers(base.q, size=(cell["pairs"], base.n))
-        ct = coupling_time(model, tau, x0, y0, cell["budget"], seed=rng)
-        cert = inf.contraction
+        c = certs[tau]
+        inf, band = c.influence, c.drift_band
         per_tau.append({
-            "tau": tau, "budget": cell["budget"], "alpha_row": inf.alpha_row, "alpha_col": inf.alpha_col,
-            "alpha_spectral": inf.alpha_spectral, "spectral_radius": inf.spectral_radius,
-            "tmix_matrix_power": cert.tmix_matrix_power, "best": cert.best,
-            "best_bound": cert.best_bound, "influence_exact": exhaustive,
-            "drift_min": dr.band_min_drift,
-            "drift_bound": None if dr.certificate is None else dr.certificate.bound,
-            "drift_vacuous": dr.vacuous, "drift_rigorous": dr.rigorous,
-            "coupling_median": ct.median, "coupling_censored": ct.median_exceeds_budget,
-            "exact_tmix": exact_tmix(base, tau) if cell["exact"] else None,
+            "tau": tau, "budget": cell["budget"], "alpha_row": inf.alpha_row,
+            "alpha_col": inf.alpha_col, "alpha_spectral": inf.alpha_spectral,
+            "spectral_radius": inf.spectral_radius,
+            "tmix_matrix_power": inf.contraction.tmix_matrix_power, "best": inf.contraction.best,
+            "best_bound": inf.contraction.best_bound, "influence_exact": inf.exhaustive,
+            "drift_min": band.band_min_drift,
+            "drift_bound": None if band.certificate is None else band.certificate.bound,
+            "drift_vacuous": band.vacuous, "drift_rigorous": band.rigorous,
+            "coupling_median": c.coupling.median,
+            "coupling_censored": c.coupling.median_exceeds_budget,
+            "exact_tmix": None if c.exact is None else c.exact.tmix,
         })
+    at_one = certs[1.0]
+    rect, marg = at_one.incompatibility, at_one.margins
     return {
         "model": cell["model"], "name": str(getattr(base, "name", cell["model"])),
-        "toy": is_toy(base), "n": int(base.n), "q": int(base.q),
+        "toy": at_one.settings.exhaustive, "n": int(base.n), "q": int(base.q),
         "rectangle": {k: getattr(rect, k) for k in (
             "n_rectangles", "mean_abs_delta", "sd_abs_delta", "median_abs_delta",
             "max_abs_delta", "p_value_abs", "p_value_t", "n_above_atol", "atol",
@@ -121,8 +91,9 @@ def compare_cell(cell: dict) -> dict:
                        "max": float(marg.state_min.max()),
                        "perfect_fraction": marg.n_perfect / len(marg.state_min),
                        "n_states": int(len(marg.state_min))},
-        "drift_token": base.labels[token] if hasattr(base, "labels") else str(token),
-        "drift_band": list(band), "drift_band_complete": complete,
+        "drift_token": at_one.labels[at_one.drift.token],
+        "drift_band": list(at_one.drift_band.band),
+        "drift_band_complete": at_one.drift_band.band_states_complete,
         "per_tau": per_tau,
     }
 
@@ -263,5 +234,5 @@ def compare_markdown(results: Sequence[dict]) -> str:
     )
 
 
-__all__ = ["band_states", "compare", "compare_cell", "compare_markdown", "certificate_table",
-           "drift_band", "margin_table", "rectangle_table"]
+__all__ = ["compare", "compare_cell", "compare_markdown", "certificate_table", "margin_table",
+           "rectangle_table"]

@@ -23,7 +23,6 @@ whose dependencies pin fairseq 0.10.2) and converts them to ``transformers`` wit
 from __future__ import annotations
 
 import argparse
-import functools
 import hashlib
 import importlib.util
 import os

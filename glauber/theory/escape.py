@@ -15,7 +15,11 @@ from __future__ import annotations
 
 import math
 import numbers
+from dataclasses import dataclass
 
+import numpy as np
+
+from glauber.core.arrays import JsonResult
 from glauber.errors import BasinError, InvalidParameterError, InvalidProbabilityError
 from glauber.core.validation import (
     check_eps,
@@ -25,6 +29,168 @@ from glauber.core.validation import (
     check_tau,
     check_vocab_size,
 )
+
+
+@dataclass(frozen=True)
+class BasinMargins(JsonResult):
+    """Assumption 1 on a basin ``B`` (scores at ``tau = 1``) and, at ``tau``, Theorem 8's bounds.
+
+    For ``x`` in ``B``, a site ``i`` is *exit-causing* if some token ``a != x_i`` has
+    ``x^(i -> a)`` outside ``B``; such ``a`` are the exit-causing tokens. Assumption 1 asks, at
+    every exit-causing ``(x, i)``: ``x_i`` maximises ``s_i(.; x_{-i})`` and
+    ``s_i(x_i) - s_i(a) >= Delta_star > 0`` for every exit-causing ``a``. Built by
+    :func:`basin_margins` from per-(state, site) margins, over every basin state
+    (``complete``: exact, as :meth:`glauber.toy_models.ExactChain.margins` does) or over sampled
+    basin states (:func:`glauber.estimators.margins`: the data of those states only).
+
+    Attributes
+    ----------
+    exit_margin : numpy.ndarray, shape (m, n)
+        ``s_i(x_i) - max over exit-causing a of s_i(a)`` for each examined state and site;
+        ``inf`` (``"inf"`` in JSON) where the site is not exit-causing.
+    delta_star : float
+        Smallest exit margin: the largest ``Delta_star`` for which the margin inequality holds
+        (negative if it fails; ``inf`` if no examined state has an exit-causing site).
+    site_gap_min : float
+        Smallest per-position gap ``Delta_i(x) = s_i(x_i) - max_{a != x_i} s_i(a)`` (paper
+        Appendix A.1) over exit-causing ``(x, i)``; ``>= 0`` iff ``argmax_holds``.
+    argmax_holds : bool
+        ``x_i`` attains ``max_a s_i(a; x_{-i})`` at every exit-causing ``(x, i)`` (ties allowed).
+    holds : bool
+        Assumption 1 on the examined states: ``argmax_holds`` and ``delta_star > 0``.
+    k : int
+        Largest number of exit-causing sites of one examined state.
+    max_exit_tokens : int
+        Largest number of exit-causing tokens at one exit-causing ``(x, i)`` (at most ``q - 1``).
+    n, q : int
+        Sites and vocabulary size.
+    basin_size : int
+        Number of basin states examined (``|B|`` when ``complete``).
+    complete : bool
+        Every state of the basin was examined, so Assumption 1 is decided exactly.
+    boundary_states : int
+        Examined states with at least one exit-causing site.
+    worst_state, worst_site : int
+        The state (its id: the chain's state index for an exact chain, the row of the given
+        states otherwise) and site attaining ``delta_star`` (``-1`` if there is none).
+    tau : float or None
+        Temperature of the three bounds below.
+    escape_bound, sharper_escape_bound, tmix_lower_bound : float or None
+        Theorem 8 at ``tau``: ``|V| e^{-Delta_star/tau}``, ``(k/n)(|V| - 1) e^{-Delta_star/tau}``
+        and ``e^{Delta_star/tau} / (4|V|)`` (the last needs ``mu_tau(B) <= 1/2``); ``None``
+        without ``tau`` or when Assumption 1 fails.
+    """
+
+    exit_margin: np.ndarray
+    delta_star: float
+    site_gap_min: float
+    argmax_holds: bool
+    holds: bool
+    k: int
+    max_exit_tokens: int
+    n: int
+    q: int
+    basin_size: int
+    complete: bool
+    boundary_states: int
+    worst_state: int
+    worst_site: int
+    tau: float | None
+    escape_bound: float | None
+    sharper_escape_bound: float | None
+    tmix_lower_bound: float | None
+
+    @property
+    def exit_sites(self) -> np.ndarray:
+        """``[m, n]`` bool: the exit-causing sites of each examined state."""
+        return np.isfinite(self.exit_margin)
+
+
+def basin_margins(
+    exit_margin: np.ndarray,
+    site_gap: np.ndarray,
+    exit_tokens: np.ndarray,
+    q: int,
+    *,
+    state_ids: np.ndarray | None = None,
+    tau: float | None = None,
+    complete: bool = False,
+) -> BasinMargins:
+    """Assumption 1 data and Theorem 8's bounds from per-(state, site) margins.
+
+    Parameters
+    ----------
+    exit_margin : array, shape (m, n)
+        ``s_i(x_i) - max over exit-causing a of s_i(a)`` (``inf`` where no token is
+        exit-causing), scores at ``tau = 1``.
+    site_gap : array, shape (m, n)
+        ``s_i(x_i) - max_{a != x_i} s_i(a)`` (only exit-causing sites are used).
+    exit_tokens : array of int, shape (m, n)
+        Number of exit-causing tokens at each state and site.
+    q : int
+        Vocabulary size.
+    state_ids : array of int, shape (m,), optional
+        The id reported as ``worst_state`` for each row (default: the row number).
+    tau : float, optional
+        Temperature of Theorem 8's bounds.
+    complete : bool
+        The rows are every state of the basin.
+
+    Returns
+    -------
+    BasinMargins
+
+    Examples
+    --------
+    Two sites that both prefer token 0 by a margin of 3; the basin is the single state (0, 0):
+
+    >>> m = basin_margins(np.full((1, 2), 3.0), np.full((1, 2), 3.0), np.ones((1, 2), int), 2)
+    >>> (m.delta_star, m.holds, m.k)
+    (3.0, True, 2)
+    """
+    exit_margin = np.asarray(exit_margin, dtype=np.float64)
+    causing = np.asarray(exit_tokens) > 0
+    m, n = exit_margin.shape
+    gaps = np.where(causing, np.asarray(site_gap, dtype=np.float64), np.inf)
+    delta_star = float(exit_margin.min()) if exit_margin.size else math.inf
+    site_gap_min = float(gaps.min()) if gaps.size else math.inf
+    argmax_holds = site_gap_min >= 0.0
+    holds = argmax_holds and delta_star > 0.0
+    k = int(causing.sum(axis=1).max()) if m else 0
+    ids = np.arange(m) if state_ids is None else np.asarray(state_ids)
+    worst_state = worst_site = -1
+    if causing.any():
+        row, site = np.unravel_index(int(np.argmin(exit_margin)), exit_margin.shape)
+        worst_state, worst_site = int(ids[row]), int(site)
+    esc = sharp = tmix = None
+    if tau is not None:
+        tau = check_tau(tau)
+        if holds and math.isinf(delta_star):  # no exit-causing move from any examined state
+            esc, sharp, tmix = 0.0, 0.0, math.inf
+        elif holds:
+            esc = theorem8_escape_bound(q, delta_star, tau)
+            sharp = sharper_escape_bound(n, k, q, delta_star, tau)
+            tmix = theorem8_tmix_lower_bound(q, delta_star, tau)
+    return BasinMargins(
+        exit_margin=exit_margin,
+        delta_star=delta_star,
+        site_gap_min=site_gap_min,
+        argmax_holds=argmax_holds,
+        holds=holds,
+        k=k,
+        max_exit_tokens=int(np.asarray(exit_tokens).max()) if m else 0,
+        n=int(n),
+        q=int(q),
+        basin_size=int(m),
+        complete=bool(complete),
+        boundary_states=int(causing.any(axis=1).sum()),
+        worst_state=worst_state,
+        worst_site=worst_site,
+        tau=tau,
+        escape_bound=esc,
+        sharper_escape_bound=sharp,
+        tmix_lower_bound=tmix,
+    )
 
 
 def _exp(x: float) -> float:

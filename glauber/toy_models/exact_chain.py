@@ -21,6 +21,7 @@ from glauber.errors import NonPositiveConditionalError, StateSpaceTooLargeError
 from glauber.core.conditionals import log_conditionals
 from glauber.core.protocol import ConditionalModel
 from glauber.core.validation import check_tau
+from glauber.theory.escape import BasinMargins
 from glauber.theory.kernels import REVERSIBILITY_RTOL, is_reversible
 from glauber.toy_models import exact_basins, exact_coupling, exact_influence, exact_margins
 from glauber.toy_models import exact_spectral, mixing
@@ -32,7 +33,6 @@ from glauber.core.enumeration import (
 )
 from glauber.toy_models.exact_basins import Bottleneck
 from glauber.toy_models.exact_coupling import WorstAdjacentPair
-from glauber.toy_models.exact_margins import BasinMargins
 from glauber.toy_models.stationary import StationaryMethod, StationarySolution
 from glauber.toy_models.stationary import stationary_distribution
 
@@ -349,7 +349,7 @@ class ExactChain:
 
     def margins(self, mask: Any) -> BasinMargins:
         """Exact Assumption 1 data of the basin ``mask`` (see :class:`BasinMargins`)."""
-        return exact_margins.basin_margins(self.scores(), mask)
+        return exact_margins.exact_basin_margins(self.scores(), mask)
 
     def one_step_hamming(self, x_index: int, y_index: int) -> float:
         """Exact ``E[d_H(X_1, Y_1)]`` under the same-site maximal coupling from ``(x, y)``."""

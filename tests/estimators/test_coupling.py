@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from glauber.errors import InvalidParameterError, InvalidTemperatureError, NonFiniteScoresError
-from glauber.estimators import coupled_step, coupling_time, maximal_coupling_step, to_numpy
+from glauber.core.arrays import to_numpy
+from glauber.estimators import coupling_time, maximal_coupling_step
+from glauber.estimators.coupling import coupled_step
 from glauber.estimators.sampler import device_generator
 
 from ._reference import (

@@ -97,11 +97,18 @@ def test_assumption1_and_theorem8_against_enumeration(seed, nq, tau, token, extr
         assert b.delta_star == pytest.approx(dstar)
     else:
         assert math.isinf(b.delta_star)
-    assert b.argmax_at_exit_sites == argmax_ok and b.k == kmax
-    assert b.assumption1 == (argmax_ok and dstar > 0)
-    if b.assumption1:
+    assert b.argmax_holds == argmax_ok and b.k == kmax
+    assert b.holds == (argmax_ok and dstar > 0)
+    # The exact escape probabilities computed beside the margins agree with the kernel's.
+    P = transition_matrix(model, tau)
+    np.testing.assert_allclose(res.basin_escape, escape_probabilities(P, inside)[inside],
+                               rtol=1e-9, atol=1e-15)
+    for s, x in enumerate(xs[inside]):
+        alone = np.all(xs == x, axis=1)
+        assert res.escape[s] == pytest.approx(escape_probabilities(P, alone)[alone][0], rel=1e-9)
+    if b.holds:
         # Theorem 8 (true as printed) and the sharper form bound the exact escape probability.
-        esc = escape_probabilities(transition_matrix(model, tau), inside)[inside]
+        esc = escape_probabilities(P, inside)[inside]
         assert esc.max() <= b.escape_bound + 1e-12
         assert esc.max() <= b.sharper_escape_bound + 1e-12
         assert b.tmix_lower_bound == pytest.approx(math.exp(dstar / tau) / (4 * q)) or math.isinf(
@@ -121,7 +128,7 @@ def test_singleton_potts_basin_closed_form():
     x = np.zeros((1, 3), dtype=int)
     for tau in (0.5, 1.0, 4.0):
         m = margins(model, x, tau=tau, basin=basin)
-        assert m.basin.assumption1 and m.basin.delta_star == pytest.approx(6.0)
+        assert m.basin.holds and m.basin.delta_star == pytest.approx(6.0)
         assert m.basin.escape_bound == pytest.approx(3 * math.exp(-6 / tau))
         assert m.basin.sharper_escape_bound == pytest.approx(2 * math.exp(-6 / tau))
         # one-state basin without `basin`: the per-trap bounds are the same numbers
@@ -289,12 +296,14 @@ def test_agrees_with_exact_chain(seed, token, at_least):
     np.testing.assert_allclose(res.per_state, chain.escape_probabilities(inside), atol=1e-12)
     assert res.mean == pytest.approx(chain.conductance(inside), abs=1e-10)
     exact = chain.margins(inside)
-    mine = margins(model, xs[inside], tau=0.9, basin=basin).basin
+    mine = margins(model, xs[inside], tau=0.9, basin=basin, basin_complete=True).basin
+    # One BasinMargins type: the estimator over every basin state equals the exact chain's.
     assert mine.delta_star == pytest.approx(exact.delta_star) or (
         math.isinf(mine.delta_star) and math.isinf(exact.delta_star)
     )
-    assert (mine.assumption1, mine.argmax_at_exit_sites, mine.k) == (
-        exact.holds,
-        exact.argmax_holds,
-        exact.k,
+    assert mine.site_gap_min == pytest.approx(exact.site_gap_min) or (
+        math.isinf(mine.site_gap_min) and math.isinf(exact.site_gap_min)
     )
+    fields = ("holds", "argmax_holds", "k", "max_exit_tokens", "basin_size", "boundary_states",
+              "complete")
+    assert [getattr(mine, f) for f in fields] == [getattr(exact, f) for f in fields]

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 
 from glauber.errors import InvalidParameterError, UnknownModelError
-from glauber.experiments.compare import compare, drift_band
+from glauber.certify import certify
+from glauber.experiments.common import context_states
+from glauber.experiments.compare import compare
 from glauber.toy_models.specs import parse_toy_spec
 
 
@@ -33,9 +35,21 @@ def test_symmetric_toy_is_compatible_and_asymmetric_is_not(tmp_path):
     assert json.loads((tmp_path / "compare.json").read_text())["models"][0]["n"] == 6
 
 
-def test_drift_band_is_the_paper_basin():
-    assert drift_band(100) == (50, 90)
-    assert drift_band(8) == (4, 8)
+def test_compare_runs_the_certify_pipeline(tmp_path):
+    """One pipeline: a compare row holds the numbers of certify() on the same contexts."""
+    (res,) = compare("planted:n=6,q=2", "3", tmp_path, contexts=4, rectangles=10, pairs=2,
+                     budget=50, progress=False)
+    model = parse_toy_spec("planted:n=6,q=2")
+    cert = certify(model, 3.0, context_states(model, 4, 0), seed=0, n_rectangles=10,
+                   n_contexts=4, n_pairs=2, budget=50, horizon=50)
+    row = res["per_tau"][0]
+    assert row["best"] != "none"  # a finite bound at this temperature
+    assert res["drift_band"] == list(cert.drift_band.band)
+    assert row["drift_min"] == cert.drift_band.band_min_drift
+    assert row["alpha_row"] == cert.influence.alpha_row
+    assert row["best_bound"] == cert.influence.contraction.best_bound
+    assert row["exact_tmix"] == cert.exact.tmix
+    assert row["coupling_median"] == cert.coupling.median
 
 
 @pytest.mark.mlm

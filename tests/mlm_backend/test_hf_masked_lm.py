@@ -279,8 +279,10 @@ def test_parameter_errors(tiny_models, tmp_path):
         HFMaskedLM(model, tok, dtype="float16")
     with pytest.raises(InvalidParameterError, match="max_batch_tokens"):
         HFMaskedLM(model, tok, max_batch_tokens=0)
+    with pytest.raises(UnknownModelError, match="cannot load masked LM"):
+        HFMaskedLM(tmp_path)  # an empty directory: not a checkpoint
     with pytest.raises(UnknownModelError, match="antiberty"):
-        HFMaskedLM(tmp_path)  # an empty directory: not a checkpoint; lists offline names
+        load_model(str(tmp_path))  # through the catalogue: the offline names are listed
 
 
 def test_bfloat16_on_cpu_scores_in_float32_close_to_fp32(tiny_models):

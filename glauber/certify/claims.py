@@ -1,47 +1,62 @@
 """The claims of a certificate: each statement of the paper (or its correction) confronted with
-the numbers :func:`~glauber.estimators.certify.certify` computed.
+the stage results of :func:`~glauber.certify.certify`.
 
-Honesty rules them (see :mod:`glauber.estimators.certify`): sampled influences and oscillations
-are LOWER bounds on the suprema of Definition 2 and Lemma 6, so only exhaustive enumeration makes
-a Theorem 5 certificate rigorous, while a sampled spectral radius >= 1 rigorously rules one out;
-a rectangle with ``|delta|`` above rounding proves incompatibility (Proposition 4); margins are
-exact at their state, so Theorem 8 on a perfect trap ``{x}`` is rigorous.
+Honesty rules them. Sampled influences and oscillations are LOWER bounds on the suprema of
+Definition 2 and Lemma 6, so only exhaustive enumeration makes a Theorem 5 certificate rigorous,
+while a sampled spectral radius >= 1 rigorously rules one out (the spectral radius of a
+non-negative matrix grows with its entries); a rectangle with ``|delta|`` above rounding proves
+incompatibility (Proposition 4); margins are exact at their state, so Theorem 8 on a perfect trap
+``{x}`` is rigorous. Where exact values of the chain are known (a small model), each bound is
+also confronted with them (``Claim.exact``, ``Claim.holds``).
 """
 
 from __future__ import annotations
 
 import math
 
-from glauber.estimators.certificate import (
-    BasinSummary,
-    Claim,
-    CouplingSummary,
-    DriftSummary,
-    IncompatibilitySummary,
-    InfluenceSummary,
-    MarginsSummary,
-)
+import numpy as np
+
+from glauber.certify.certificate import ClaimKey, ExactValues, Settings
+from glauber.core.claims import Claim
+from glauber.estimators.coupling import CouplingResult
+from glauber.estimators.drift import DriftResult
+from glauber.estimators.influence import InfluenceResult
+from glauber.estimators.margins import MarginsResult
+from glauber.estimators.rectangle import RectangleTestResult
 
 
 def build_claims(
+    subject: str,
     eps: float,
-    incompat: IncompatibilitySummary,
-    infl: InfluenceSummary,
-    marg: MarginsSummary,
-    drf: DriftSummary,
-    coup: CouplingSummary,
+    labels: tuple[str, ...],
+    settings: Settings,
+    incompat: RectangleTestResult,
+    infl: InfluenceResult,
+    marg: MarginsResult,
+    basin: MarginsResult | None,
+    drift_at_states: DriftResult,
+    drift_band: DriftResult,
+    coupling: CouplingResult,
+    exact: ExactValues | None,
 ) -> tuple[Claim, ...]:
     """The claims of one certificate, in order: Proposition 4; Theorem 5 corrected and as
     printed; Corollary 7; corrected Theorem 5 on ``tanh(Delta / (4 tau))``; Theorem 8 on the best
-    perfect trap (and on the caller's basin when there is one); §5.4 as printed and corrected;
-    §6.1 coupling.
+    perfect trap (and on the caller's basin when there is one); Section 5.4 as printed and
+    corrected; Section 6.1 coupling.
 
     Parameters
     ----------
+    subject : str
+        The model's name.
     eps : float
         Target distance of the mixing-time certificates.
-    incompat, infl, marg, drf, coup
-        The stage summaries of :func:`~glauber.estimators.certify.certify`.
+    labels : tuple of str
+        Token labels (for the drift token).
+    settings : Settings
+    incompat, infl, marg, basin, drift_at_states, drift_band, coupling
+        The stage results of :func:`~glauber.certify.certify`.
+    exact : ExactValues or None
+        Exact values of the chain, when known.
 
     Returns
     -------
@@ -49,16 +64,21 @@ def build_claims(
     """
     claims = [
         _incompatibility_claim(incompat),
-        _theorem5_claim(infl, eps),
+        _theorem5_claim(infl, eps, exact),
         _printed_contraction_claim(infl),
         _corollary7_claim(infl),
-        _oscillation_claim(infl, eps),
-        _trap_claim(marg),
+        _oscillation_claim(infl, eps, exact),
+        _trap_claim(marg, exact),
     ]
-    if marg.basin is not None:
-        claims.append(_basin_claim(marg.basin))
-    claims += [_printed_drift_claim(drf), _band_drift_claim(drf), _coupling_claim(coup)]
-    return tuple(claims)
+    if basin is not None:
+        claims.append(_basin_claim(basin))
+    token = labels[drift_at_states.token]
+    claims += [
+        _printed_drift_claim(drift_at_states, token),
+        _band_drift_claim(drift_band, settings.horizon),
+        _coupling_claim(coupling),
+    ]
+    return tuple(Claim(**{**c.__dict__, "subject": subject}) for c in claims)
 
 
 _LOWER = (
@@ -67,7 +87,7 @@ _LOWER = (
 )
 
 
-def _incompatibility_claim(r: IncompatibilitySummary) -> Claim:
+def _incompatibility_claim(r: RectangleTestResult) -> Claim:
     found = r.n_above_atol > 0
     certifies = (
         f"the conditionals are incompatible: {r.n_above_atol} of {r.n_rectangles} rectangles "
@@ -78,18 +98,26 @@ def _incompatibility_claim(r: IncompatibilitySummary) -> Claim:
         "compatibility"
     )
     return Claim(
+        key=ClaimKey.PROPOSITION4.value,
         statement="Proposition 4 (rectangle test): compatible conditionals have delta = 0 in "
         "every rectangle, so one rectangle with delta != 0 proves incompatibility",
         hypothesis_held=found,
         certifies=certifies,
-        value=r.mean_abs_delta,
+        bound=_opt(r.mean_abs_delta),
         caveat=f"|delta| <= atol = {r.atol:g} counts as rounding; one-sided p-value of "
         f"mean |delta| > atol: {_fmt(r.p_value_abs)}",
         rigorous=found,
     )
 
 
-def _theorem5_claim(r: InfluenceSummary, eps: float) -> Claim:
+def _against_tmix(bound: float, exact: ExactValues | None) -> dict:
+    """``exact``/``holds`` of an upper bound on ``t_mix(eps)`` against the exact chain's."""
+    if exact is None or not math.isfinite(bound):
+        return {}
+    return {"exact": float(exact.tmix), "holds": bool(exact.tmix <= bound)}
+
+
+def _theorem5_claim(r: InfluenceResult, eps: float, exact: ExactValues | None) -> Claim:
     c = r.contraction
     held = c.best != "none"
     if r.exhaustive:
@@ -119,17 +147,19 @@ def _theorem5_claim(r: InfluenceSummary, eps: float) -> Claim:
         )
         caveat = _LOWER
     return Claim(
+        key=ClaimKey.THEOREM5_CORRECTED.value,
         statement="Theorem 5 (corrected): if the spectral radius of C is < 1, t_mix(eps) <= the "
         "best of the row-sum, column-sum, spectral and matrix-power certificates",
         hypothesis_held=held,
         certifies=certifies,
-        value=c.best_bound,
+        bound=c.best_bound,
         caveat=caveat,
         rigorous=r.exhaustive or c.spectral_radius >= 1.0,
+        **(_against_tmix(c.best_bound, exact) if held and r.exhaustive else {}),
     )
 
 
-def _printed_contraction_claim(r: InfluenceSummary) -> Claim:
+def _printed_contraction_claim(r: InfluenceResult) -> Claim:
     c = r.contraction
     corrected = (
         f"the corrected one-step contraction needs alpha_col < 1: alpha_col = "
@@ -137,18 +167,19 @@ def _printed_contraction_claim(r: InfluenceSummary) -> Claim:
         f"{'' if r.exhaustive else ' on the sampled C, a lower bound'})"
     )
     return Claim(
+        key=ClaimKey.THEOREM5_PRINTED.value,
         statement="Theorem 5 as printed: alpha_row = max_i sum_j c_ij < 1 gives "
         "E[d_H(X_1, Y_1)] <= (1 - (1 - alpha)/n) d_H(x, y)",
         hypothesis_held=bool(c.contraction_as_printed_holds),
         certifies="nothing: the one-step contraction is false as printed (its proof bounds a "
         "column sum; a hub that influences many sites breaks it); " + corrected,
-        value=c.alpha_row,
+        bound=c.alpha_row,
         caveat="alpha_row < 1 still bounds t_mix (corrected Theorem 5, row certificate)",
         rigorous=False,
     )
 
 
-def _corollary7_claim(r: InfluenceSummary) -> Claim:
+def _corollary7_claim(r: InfluenceResult) -> Claim:
     held = r.corollary7
     if held and r.exhaustive:
         certifies = f"alpha_row <= {r.lemma6_alpha:.4g} < 1 (exact oscillations)"
@@ -163,11 +194,12 @@ def _corollary7_claim(r: InfluenceSummary) -> Claim:
             + ("" if r.exhaustive else " (already on the sampled, lower-bound oscillations)")
         )
     return Claim(
+        key=ClaimKey.COROLLARY7.value,
         statement="Corollary 7 (Lemma 6: c_ij <= Delta_ij / (4 tau)): max_i sum_j Delta_ij < "
         "4 tau implies alpha_row < 1",
         hypothesis_held=held,
         certifies=certifies,
-        value=r.lemma6_alpha,
+        bound=r.lemma6_alpha,
         caveat=f"the sharper tanh form gives max_i sum_j tanh(Delta_ij / (4 tau)) = "
         f"{r.tanh_alpha:.4g}; Lemma 6 check on the sampled pairs: "
         f"{'consistent' if r.lemma6_consistent and r.tanh_consistent else 'VIOLATED (bug?)'}",
@@ -175,7 +207,7 @@ def _corollary7_claim(r: InfluenceSummary) -> Claim:
     )
 
 
-def _oscillation_claim(r: InfluenceSummary, eps: float) -> Claim:
+def _oscillation_claim(r: InfluenceResult, eps: float, exact: ExactValues | None) -> Claim:
     c = r.oscillation_contraction
     held = c.best != "none"
     if held and r.exhaustive:
@@ -188,116 +220,138 @@ def _oscillation_claim(r: InfluenceSummary, eps: float) -> Claim:
     else:
         certifies = f"nothing: spectral radius of tanh(Delta/(4 tau)) = {c.spectral_radius:.4g}"
     return Claim(
+        key=ClaimKey.THEOREM5_OSCILLATION.value,
         statement="Corrected Theorem 5 on tanh(Delta_ij / (4 tau)) >= c_ij (the sharper form "
         "of Lemma 6): a certificate from score oscillations alone",
         hypothesis_held=held,
         certifies=certifies,
-        value=c.best_bound,
+        bound=c.best_bound,
         caveat="never tighter than the certificate from C itself; useful when only score "
         "bounds are known",
         rigorous=held and r.exhaustive,
+        **(_against_tmix(c.best_bound, exact) if held and r.exhaustive else {}),
     )
 
 
-def _trap_claim(r: MarginsSummary) -> Claim:
+def _trap_claim(r: MarginsResult, exact: ExactValues | None) -> Claim:
     statement = (
         "Theorem 8 on the one-state basin {x} of a perfect trap x (every site at its strict "
         "argmax): P(x, {x}^c) <= |V| e^{-Delta*/tau}, and t_mix(1/4) >= e^{Delta*/tau}/(4|V|) "
         "if mu({x}) <= 1/2"
     )
-    t = r.trap
-    if t is None:
+    s = r.best_trap
+    if s is None:
         return Claim(
+            key=ClaimKey.THEOREM8_TRAP.value,
             statement=statement, hypothesis_held=False,
             certifies="nothing: no given state is a perfect trap (each has a site whose token "
             "is not the strict argmax: approximate traps only)",
-            value=r.delta_star, caveat="value: the smallest margin Delta* over the states",
+            bound=_opt(r.delta_star), caveat="value: the smallest margin Delta* over the states",
             rigorous=False,
         )
-    vacuous = " (vacuous: below 1 step)" if t.tmix_lower_bound < 1 else ""
+    tmix = float(r.trap_tmix_lower_bound[s])
+    vacuous = " (vacuous: below 1 step)" if tmix < 1 else ""
+    mass = "" if exact is None or exact.trap_mass is None else (
+        f"; exact mu({{x}}) = {exact.trap_mass:.4g}"
+    )
     return Claim(
+        key=ClaimKey.THEOREM8_TRAP.value,
         statement=statement, hypothesis_held=True,
-        certifies=f"state {t.state}: escape probability <= {t.escape_bound:.4g} (sharper "
-        f"{t.sharper_escape_bound:.4g}; exact {t.exact_escape:.4g}); t_mix(1/4) >= "
-        f"{_fmt(t.tmix_lower_bound)} steps{vacuous}",
-        value=t.tmix_lower_bound,
+        certifies=f"state {s}: escape probability <= {r.trap_escape_bound[s]:.4g} (sharper "
+        f"{r.trap_sharper_escape_bound[s]:.4g}; exact {r.escape[s]:.4g}); t_mix(1/4) >= "
+        f"{_fmt(tmix)} steps{vacuous}",
+        bound=tmix,
         caveat="margins are exact for the state itself, so the escape bound is rigorous; the "
-        "t_mix bound also needs mu_tau({x}) <= 1/2, not checked here",
+        "t_mix bound also needs mu_tau({x}) <= 1/2, not checked here" + mass,
         rigorous=True,
+        details={"state": s},
     )
 
 
-def _basin_claim(r: BasinSummary) -> Claim:
-    if r.assumption1:
+def _basin_claim(r: MarginsResult) -> Claim:
+    b = r.basin
+    largest = float(np.max(r.basin_escape))
+    if b.holds:
         certifies = (
-            f"P(x, B^c) <= {_fmt(r.escape_bound)} (sharper {_fmt(r.sharper_escape_bound)}; "
-            f"largest exact escape {r.max_exact_escape:.4g}); t_mix(1/4) >= "
-            f"{_fmt(r.tmix_lower_bound)} if mu(B) <= 1/2"
+            f"P(x, B^c) <= {_fmt(b.escape_bound)} (sharper {_fmt(b.sharper_escape_bound)}; "
+            f"largest exact escape {largest:.4g}); t_mix(1/4) >= "
+            f"{_fmt(b.tmix_lower_bound)} if mu(B) <= 1/2"
         )
     else:
         certifies = "nothing: Assumption 1 fails (an exit-causing site is not at its argmax)"
     return Claim(
+        key=ClaimKey.THEOREM8_BASIN.value,
         statement="Theorem 8 (Assumption 1 on the given basin B): P(x, B^c) <= |V| "
         "e^{-Delta*/tau} and t_mix(1/4) >= e^{Delta*/tau}/(4|V|) if mu(B) <= 1/2",
-        hypothesis_held=r.assumption1,
+        hypothesis_held=b.holds,
         certifies=certifies,
-        value=r.tmix_lower_bound,
-        caveat="every basin state was checked" if r.complete else
-        f"Assumption 1 was checked on {r.n_states} basin states only; it must hold at every "
+        bound=b.tmix_lower_bound,
+        caveat="every basin state was checked" if b.complete else
+        f"Assumption 1 was checked on {b.basin_size} basin states only; it must hold at every "
         "state of B",
-        rigorous=r.assumption1 and r.complete,
+        rigorous=b.holds and b.complete,
     )
 
 
-def _printed_drift_claim(r: DriftSummary) -> Claim:
+def _printed_drift_claim(r: DriftResult, token: str) -> Claim:
     return Claim(
-        statement=f"Section 5.4 as printed: positive drift of the count of {r.token_label!r} at "
+        key=ClaimKey.DRIFT_PRINTED.value,
+        statement=f"Section 5.4 as printed: positive drift of the count of {token!r} at "
         "the sampled states implies exponentially slow escape",
         hypothesis_held=r.all_positive,
         certifies="nothing: positive drift at sampled (boundary) states does not bound the "
         "escape probability; see the corrected band certificate",
-        value=r.min,
+        bound=r.min,
         caveat="value: the smallest drift at the given states",
         rigorous=False,
     )
 
 
-def _band_drift_claim(r: DriftSummary) -> Claim:
+def _band_drift_claim(r: DriftResult, horizon: int) -> Claim:
+    a, b = r.band
     held = r.band_min_drift > 0
+    bound = None if r.certificate is None else r.certificate.bound
     if not held:
         certifies = "nothing: the drift is <= 0 somewhere in the band"
     elif r.vacuous:
-        certifies = f"nothing: the bound {_fmt(r.escape_bound)} is vacuous (>= 1)"
+        certifies = f"nothing: the bound {_fmt(bound)} is vacuous (>= 1)"
     else:
         certifies = (
-            f"P(count <= {r.band_a:g} within {r.horizon} steps | count >= {r.band_b:g}) <= "
-            f"{r.escape_bound:.4g}"
+            f"P(count <= {a:g} within {horizon} steps | count >= {b:g}) <= {bound:.4g}"
             + ("" if r.band_states_complete else " IF the drift bound held at every band state")
         )
     return Claim(
-        statement=f"Section 5.4 corrected: drift >= eps > 0 at EVERY state with {r.band_a:g} < "
-        f"count < {r.band_b:g} gives P(escape) <= T exp(-2 eps (b - a - 1))",
+        key=ClaimKey.DRIFT_BAND.value,
+        statement=f"Section 5.4 corrected: drift >= eps > 0 at EVERY state with {a:g} < "
+        f"count < {b:g} gives P(escape) <= T exp(-2 eps (b - a - 1))",
         hypothesis_held=held,
         certifies=certifies,
-        value=r.escape_bound,
+        bound=bound,
         caveat="every band state was checked" if r.band_states_complete else
         f"the drift was evaluated at {r.n_in_band} sampled band states only (an estimate)",
         rigorous=r.rigorous,
     )
 
 
-def _coupling_claim(r: CouplingSummary) -> Claim:
+def _coupling_claim(r: CouplingResult) -> Claim:
+    pairs = len(r.times)
     return Claim(
+        key=ClaimKey.COUPLING.value,
         statement="Coupling (paper §6.1): pairs from independent starts, same site, maximal "
         "coupling of the two conditionals",
         hypothesis_held=r.n_censored == 0,
-        certifies=f"a diagnostic only: {r.n_pairs - r.n_censored} of {r.n_pairs} pairs met "
+        certifies=f"a diagnostic only: {pairs - r.n_censored} of {pairs} pairs met "
         f"within {r.budget} steps (median {_fmt(r.median)})",
-        value=r.median,
+        bound=r.median,
         caveat="d(t) <= max over ALL pairs of starts of P(T_couple > t) (LPW Corollary 5.5); "
         "sampled starts bound nothing",
         rigorous=False,
     )
+
+
+def _opt(value: float | None) -> float | None:
+    """A float, or None for None/NaN (strict JSON has no NaN)."""
+    return None if value is None or math.isnan(float(value)) else float(value)
 
 
 def _fmt(value: float | None) -> str:

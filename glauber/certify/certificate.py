@@ -1,0 +1,359 @@
+"""The :class:`Certificate` of :func:`~glauber.certify.certify`: the stages' own results, the claims.
+
+One result type per stage: the certificate stores what each estimator returned
+(:class:`~glauber.estimators.RectangleTestResult` for Proposition 4,
+:class:`~glauber.estimators.InfluenceResult` for Definition 2 / Lemma 6 and the corrected
+Theorem 5, :class:`~glauber.estimators.MarginsResult` for Appendix A.1 margins and Theorem 8,
+:class:`~glauber.estimators.DriftResult` for Section 5.4, :class:`~glauber.estimators.CouplingResult`
+for Section 6.1), the :class:`~glauber.core.claims.Claim` list, the exact values of a small chain
+(:class:`ExactValues`), the run's :class:`Settings`, :class:`Timings` and :class:`Versions`.
+
+``to_json``/``from_json`` round-trip exactly: strict JSON (``inf`` as ``"inf"``, NaN as ``null``),
+decoded field by field from the dataclasses' type hints. Two certificates are equal when their
+JSON forms are.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import importlib.metadata
+import json
+import platform
+import types
+import typing
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from glauber.core.arrays import JsonResult, jsonable
+from glauber.core.claims import Claim
+from glauber.errors import InvalidParameterError
+from glauber.estimators.coupling import CouplingResult
+from glauber.estimators.drift import DriftResult
+from glauber.estimators.influence import InfluenceResult
+from glauber.estimators.margins import MarginsResult
+from glauber.estimators.rectangle import RectangleTestResult
+from glauber.theory.contraction import ContractionCertificate
+
+#: Stages of :func:`~glauber.certify.certify`, in order (the names given to ``progress``).
+STAGES = ("rectangles", "influence", "margins", "drift", "coupling", "exact")
+
+
+class ClaimKey(str, enum.Enum):
+    """Stable keys of a certificate's claims (``cert.claim(ClaimKey.THEOREM5_CORRECTED)``)."""
+
+    PROPOSITION4 = "prop4"
+    THEOREM5_CORRECTED = "thm5-corrected"
+    THEOREM5_PRINTED = "thm5-printed"
+    COROLLARY7 = "cor7"
+    THEOREM5_OSCILLATION = "thm5-oscillation"
+    THEOREM8_TRAP = "thm8-trap"
+    THEOREM8_BASIN = "thm8-basin"
+    DRIFT_PRINTED = "drift-printed"
+    DRIFT_BAND = "drift-band"
+    COUPLING = "coupling"
+
+
+@dataclass(frozen=True)
+class ExactValues(JsonResult):
+    """Exact values from the full transition matrix of a small model (``q**n`` states).
+
+    ``contraction``: corrected Theorem 5 from the exact influence matrix; ``tmix``: the exact
+    worst-start ``t_mix(eps)``; ``trap_mass``: ``mu_tau({x})`` of the best perfect trap (the
+    hypothesis of Theorem 8's ``t_mix`` bound), ``None`` without a trap.
+    """
+
+    num_states: int
+    contraction: ContractionCertificate
+    tmix: int
+    relaxation_time: float
+    reversible: bool
+    trap_mass: float | None
+
+
+@dataclass(frozen=True)
+class Settings(JsonResult):
+    """The knobs of one :func:`~glauber.certify.certify` run."""
+
+    n_rectangles: int
+    n_contexts: int
+    n_replacements: int
+    n_pairs: int
+    budget: int
+    horizon: int
+    batch_size: int
+    exhaustive: bool
+
+
+@dataclass(frozen=True)
+class Timings(JsonResult):
+    """Wall-clock seconds per stage and in ``total``; ``rows``: conditionals asked of the model
+    (including one probe row). ``exact``: the exact chain (0 when none was built); ``load`` is
+    filled in by callers that load the model (the command line)."""
+
+    rectangles: float
+    influence: float
+    margins: float
+    drift: float
+    coupling: float
+    exact: float
+    total: float
+    rows: int
+    load: float | None = None
+
+
+@dataclass(frozen=True)
+class Versions(JsonResult):
+    """Versions of the software that produced a certificate (``None``: not installed)."""
+
+    glauber: str
+    python: str
+    numpy: str | None
+    scipy: str | None
+    torch: str | None
+    transformers: str | None
+
+
+@dataclass(frozen=True, eq=False)
+class Certificate:
+    """Everything :func:`~glauber.certify.certify` computed on one model at one temperature.
+
+    Attributes
+    ----------
+    model : str
+        The model's name.
+    n, q : int
+    tau, eps : float
+    seed : int
+    device : str
+    labels : tuple of str
+        A printable label per vocabulary index.
+    states : tuple of tuple of int
+        The distinct states examined (vocabulary indices).
+    states_source : str
+        Where they came from (``"given"``, ``"default states"``, ``"random states"``, a file).
+    settings : Settings
+    incompatibility : RectangleTestResult
+        Proposition 4's rectangle test.
+    influence : InfluenceResult
+        Definition 2 / Lemma 6 with the corrected Theorem 5 certificates (exact when
+        ``settings.exhaustive``, sampled LOWER bounds otherwise).
+    margins : MarginsResult
+        Margins of the states; Theorem 8 on each perfect trap; exact one-step escapes.
+    basin : MarginsResult or None
+        Assumption 1 / Theorem 8 on the caller's basin (over every basin state when
+        ``settings.exhaustive``, else over the given states that lie in it).
+    drift : DriftResult
+        Section 5.4 at the given states (as printed).
+    drift_band : DriftResult
+        The corrected band certificate (over every band state when exhaustive).
+    coupling : CouplingResult
+        Section 6.1 coupled pairs (a diagnostic).
+    claims : tuple of Claim
+        Each statement confronted with these numbers; see :meth:`claim`.
+    timings : Timings
+    versions : Versions
+    exact : ExactValues or None
+        Exact values of a small chain, when computed.
+    exact_note : str
+        Why ``exact`` is or is not there.
+    """
+
+    model: str
+    n: int
+    q: int
+    tau: float
+    eps: float
+    seed: int
+    device: str
+    labels: tuple[str, ...]
+    states: tuple[tuple[int, ...], ...]
+    states_source: str
+    settings: Settings
+    incompatibility: RectangleTestResult
+    influence: InfluenceResult
+    margins: MarginsResult
+    basin: MarginsResult | None
+    drift: DriftResult
+    drift_band: DriftResult
+    coupling: CouplingResult
+    claims: tuple[Claim, ...]
+    timings: Timings
+    versions: Versions
+    exact: ExactValues | None = None
+    exact_note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe nested dict (arrays and tuples as lists, ``inf`` as ``"inf"``)."""
+        return jsonable({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Certificate:
+        """Rebuild a certificate from :meth:`to_dict` output.
+
+        Raises
+        ------
+        InvalidParameterError
+            If a field is missing or has the wrong type (the message names the field).
+        """
+        return _decode(cls, data, "certificate")
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """Strict JSON text (no ``NaN``/``Infinity`` tokens)."""
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False)
+
+    @classmethod
+    def from_json(cls, text: str) -> Certificate:
+        """Rebuild a certificate from :meth:`to_json` output.
+
+        Raises
+        ------
+        InvalidParameterError
+            If the text is not JSON or not a certificate.
+        """
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InvalidParameterError(f"not a JSON certificate: {exc}") from exc
+        return cls.from_dict(data)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Certificate):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def claim(self, key: ClaimKey | str) -> Claim:
+        """The claim with this key (a :class:`ClaimKey` or its value, e.g. ``"thm5-corrected"``).
+
+        The start of a claim's printed statement (e.g. ``"Proposition 4"``) is accepted too.
+
+        Raises
+        ------
+        InvalidParameterError
+            If no claim matches; the message lists the keys.
+        """
+        wanted = key.value if isinstance(key, ClaimKey) else str(key)
+        for c in self.claims:
+            if c.key == wanted:
+                return c
+        for c in self.claims:
+            if c.statement.startswith(wanted):
+                return c
+        raise InvalidParameterError(
+            f"no claim {wanted!r}; keys: {', '.join(c.key for c in self.claims)}"
+        )
+
+
+def software_versions() -> Versions:
+    """Versions of glauber, Python and the numerical packages (read from package metadata)."""
+    from glauber import __version__
+
+    def version(name: str) -> str | None:
+        try:
+            return importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    return Versions(
+        glauber=__version__, python=platform.python_version(), numpy=version("numpy"),
+        scipy=version("scipy"), torch=version("torch"), transformers=version("transformers"),
+    )
+
+
+# ----------------------------------------------------------------------------- JSON decoding
+def _decode(tp: Any, data: Any, where: str) -> Any:
+    """Rebuild a value of annotated type ``tp`` from :func:`~glauber.core.arrays.jsonable` output."""
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if data is None and len(args) < len(typing.get_args(tp)):
+            return None
+        return _decode(args[0], data, where)
+    if origin is tuple:
+        args = typing.get_args(tp)
+        if not isinstance(data, list):
+            raise InvalidParameterError(f"{where} must be a list, got {type(data).__name__}")
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_decode(args[0], v, f"{where}[{k}]") for k, v in enumerate(data))
+        if len(args) != len(data):
+            raise InvalidParameterError(f"{where} must have {len(args)} entries")
+        return tuple(_decode(a, v, f"{where}[{k}]") for k, (a, v) in enumerate(zip(args, data)))
+    if origin is dict or tp is dict:
+        if not isinstance(data, dict):
+            raise InvalidParameterError(f"{where} must be an object, got {type(data).__name__}")
+        return dict(data)
+    if tp is np.ndarray:
+        return _array(data, where)
+    if isinstance(tp, type) and issubclass(tp, enum.Enum):
+        try:
+            return tp(data)
+        except ValueError as exc:
+            raise InvalidParameterError(f"{where}: {exc}") from exc
+    if dataclasses.is_dataclass(tp):
+        return _dataclass(tp, data, where)
+    if tp is float:
+        if data in ("inf", "-inf"):
+            return float(data)
+        if data is None:
+            return float("nan")
+        if isinstance(data, bool) or not isinstance(data, (int, float)):
+            raise InvalidParameterError(f"{where} must be a number or 'inf', got {data!r}")
+        return float(data)
+    if tp in (int, bool, str) and isinstance(data, tp):
+        if not (tp is int and isinstance(data, bool)):
+            return data
+    if tp is Any:
+        return data
+    raise InvalidParameterError(f"{where} must be of type {getattr(tp, '__name__', tp)}, got "
+                                f"{data!r}")
+
+
+def _dataclass(tp: Any, data: Any, where: str) -> Any:
+    if not isinstance(data, dict):
+        raise InvalidParameterError(f"{where} must be an object, got {type(data).__name__}")
+    hints = typing.get_type_hints(tp)
+    kwargs = {}
+    for f in dataclasses.fields(tp):
+        if not f.init:
+            continue
+        if f.name not in data:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise InvalidParameterError(f"{where} lacks the field {f.name!r}")
+            continue
+        kwargs[f.name] = _decode(hints[f.name], data[f.name], f"{where}.{f.name}")
+    return tp(**kwargs)
+
+
+def _array(data: Any, where: str) -> np.ndarray:
+    """A JSON list (nested) back to an array: ``"inf"`` strings and ``null`` (NaN) to floats."""
+    if not isinstance(data, list):
+        raise InvalidParameterError(f"{where} must be a list (an array), got {data!r}")
+
+    def item(v: Any) -> Any:
+        if isinstance(v, list):
+            return [item(u) for u in v]
+        if v is None:
+            return float("nan")
+        if v in ("inf", "-inf"):
+            return float(v)
+        if isinstance(v, (bool, int, float)):
+            return v
+        raise InvalidParameterError(f"{where} holds {v!r}, not a number")
+
+    return np.asarray(item(data))
+
+
+__all__ = [
+    "STAGES",
+    "Certificate",
+    "ClaimKey",
+    "ExactValues",
+    "Settings",
+    "Timings",
+    "Versions",
+    "software_versions",
+]

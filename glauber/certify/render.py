@@ -1,0 +1,215 @@
+"""The human-readable table of a :class:`~glauber.certify.certificate.Certificate`.
+
+Sections: model, incompatibility (Proposition 4), influence & Theorem 5 (with the exact chain's
+column when the certificate holds exact values), margins & Theorem 8, drift (Section 5.4),
+coupling (Section 6.1), claims, timings.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from glauber.certify.certificate import Certificate
+
+_WIDTH = 34
+
+
+def format_certificate(cert: Certificate) -> str:
+    """The human-readable table of a certificate (sections as in the module docstring)."""
+    lines: list[str] = [
+        f"glauber certify: {cert.model} at tau = {cert.tau:g} (n = {cert.n}, q = {cert.q}, "
+        f"eps = {cert.eps:g}, seed = {cert.seed}, device = {cert.device})"
+    ]
+    for title, body in (
+        ("model", _model_section(cert)),
+        ("incompatibility (Proposition 4, rectangle test)", _incompatibility_section(cert)),
+        ("influence & Theorem 5", _influence_section(cert)),
+        ("margins & Theorem 8", _margins_section(cert)),
+        ("drift (Section 5.4)", _drift_section(cert)),
+        ("coupling (Section 6.1)", _coupling_section(cert)),
+        ("claims", _claims_section(cert)),
+        ("timings", _timings_section(cert)),
+    ):
+        lines += ["", f"== {title} =="] + body
+    return "\n".join(lines)
+
+
+def _row(label: str, *values: Any) -> str:
+    return f"  {label:<{_WIDTH}} " + "  ".join(_num(v) for v in values)
+
+
+def _num(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _first(values: Any, limit: int = 8) -> tuple[Any, ...]:
+    """At most ``limit`` values (of a tuple or an array), then how many more."""
+    values = tuple(np.asarray(values).tolist())
+    if len(values) <= limit:
+        return values
+    return (*values[:limit], f"... ({len(values) - limit} more)")
+
+
+def _model_section(cert: Certificate) -> list[str]:
+    s = cert.settings
+    return [
+        _row("model", cert.model),
+        _row("sites n, vocabulary q", cert.n, cert.q),
+        _row("states examined", f"{len(cert.states)} ({cert.states_source})"),
+        _row("influence", "exhaustive (every state: exact)" if s.exhaustive else
+             f"sampled: {s.n_contexts} context(s) x {s.n_replacements} replacement(s)"),
+        _row("exact values", cert.exact_note),
+    ]
+
+
+def _incompatibility_section(cert: Certificate) -> list[str]:
+    r = cert.incompatibility
+    return [
+        _row("rectangles", f"{r.n_rectangles} (replacements: top-{r.k} of the model)"),
+        _row("mean |delta|  (sd, median, max)", r.mean_abs_delta,
+             f"({_num(r.sd_abs_delta)}, {_num(r.median_abs_delta)}, {_num(r.max_abs_delta)})"),
+        _row("mean signed delta  (sd)", r.mean_delta, f"({_num(r.sd_delta)})"),
+        _row("p-value: mean |delta| > atol", r.p_value_abs),
+        _row("p-value: signed t / Wilcoxon", r.p_value_t, r.p_value_wilcoxon),
+        _row("rectangles with |delta| > atol", f"{r.n_above_atol} / {r.n_rectangles}",
+             f"(atol {r.atol:g})"),
+    ]
+
+
+def _influence_section(cert: Certificate) -> list[str]:
+    r, e = cert.influence, cert.exact
+    c, x = r.contraction, (e.contraction if e is not None else None)
+    kind = "exact" if r.exhaustive else "sampled (LOWER bound)"
+    out = [(f"  {'':<{_WIDTH}} {kind:<22}" + ("exact chain" if e is not None else "")).rstrip()]
+
+    def pair(label: str, name: str) -> str:
+        line = f"  {label:<{_WIDTH}} {_num(getattr(c, name)):<22}"
+        return (line + (_num(getattr(x, name)) if x is not None else "")).rstrip()
+
+    out += [
+        pair("alpha_row (paper's alpha)", "alpha_row"),
+        pair("alpha_col", "alpha_col"),
+        pair("alpha_spectral (top sing. value)", "alpha_spectral"),
+        pair("spectral radius of C", "spectral_radius"),
+        pair("t_mix bound: row sums", "tmix_row"),
+        pair("t_mix bound: column sums", "tmix_col"),
+        pair("t_mix bound: spectral norm", "tmix_spectral"),
+        pair("t_mix bound: matrix power", "tmix_matrix_power"),
+        pair("best certificate", "best"),
+        pair("best bound on t_mix(eps)", "best_bound"),
+    ]
+    if e is not None:
+        out.append(f"  {'exact t_mix(eps), worst start':<{_WIDTH}} {'':<22}{e.tmix}")
+        out.append(f"  {'exact relaxation time':<{_WIDTH}} {'':<22}{_num(e.relaxation_time)}")
+    out += [
+        _row("Lemma 6: max_i sum_j Delta/(4 tau)", r.lemma6_alpha,
+             "(Corollary 7 holds)" if r.corollary7 else "(Corollary 7 fails)"),
+        _row("tanh form: max_i sum_j tanh(.)", r.tanh_alpha),
+        _row("certificate from tanh(Delta/4tau)",
+             f"{r.oscillation_contraction.best}: {_num(r.oscillation_contraction.best_bound)}"),
+        _row("comparisons", r.n_comparisons),
+    ]
+    return out
+
+
+def _margins_section(cert: Certificate) -> list[str]:
+    r = cert.margins
+    out = [
+        _row("perfect traps among the states", f"{r.n_perfect} / {len(r.perfect)}"),
+        _row("Delta* (smallest margin)", r.delta_star),
+        _row("per state: min margin", *_first(r.state_min)),
+        _row("per state: mean margin", *_first(r.state_mean)),
+    ]
+    t = r.best_trap
+    if t is None:
+        out.append(_row("Theorem 8 on a trap {x}", "no perfect trap: nothing to bound"))
+    else:
+        out += [
+            _row("trap state (best margin)", t, f"Delta* = {_num(float(r.state_min[t]))}"),
+            _row("escape: |V| e^(-D/tau), sharper", float(r.trap_escape_bound[t]),
+                 float(r.trap_sharper_escape_bound[t])),
+            _row("escape: exact P(x, {x}^c)", float(r.escape[t])),
+            _row("t_mix(1/4) >= e^(D/tau)/(4|V|)", float(r.trap_tmix_lower_bound[t]),
+                 "(needs mu({x}) <= 1/2)"),
+        ]
+        if cert.exact is not None and cert.exact.trap_mass is not None:
+            out.append(_row("exact mu({x})", cert.exact.trap_mass))
+    if cert.basin is not None:
+        b, escape = cert.basin.basin, cert.basin.basin_escape
+        out += [
+            _row("basin states (complete?)", b.basin_size, b.complete),
+            _row("Assumption 1 / Delta* / k", b.holds, b.delta_star, b.k),
+            _row("escape bound, sharper", b.escape_bound, b.sharper_escape_bound),
+            _row("exact escape: max, mean", float(np.max(escape)), float(np.mean(escape))),
+            _row("t_mix(1/4) lower bound", b.tmix_lower_bound),
+        ]
+    return out
+
+
+def _drift_section(cert: Certificate) -> list[str]:
+    r, band = cert.drift, cert.drift_band
+    a, b = band.band
+    bound = None if band.certificate is None else band.certificate.bound
+    return [
+        _row("counted token", f"{cert.labels[r.token]!r} (index {r.token})"),
+        _row("counts at the states", *_first(r.counts)),
+        _row("drift at the states", *_first(r.per_state)),
+        _row("as printed: all drifts > 0", r.all_positive, "(proves nothing by itself)"),
+        _row("band a < count < b", f"({a:g}, {b:g})",
+             f"{band.n_in_band} states" + (" (every band state)" if band.band_states_complete
+                                           else " (sampled)")),
+        _row("smallest drift in the band", band.band_min_drift),
+        _row(f"P(escape within {cert.settings.horizon} steps) <=", bound,
+             "(vacuous)" if band.vacuous else "",
+             "(rigorous)" if band.rigorous else "(not rigorous)"),
+    ]
+
+
+def _coupling_section(cert: Certificate) -> list[str]:
+    r = cert.coupling
+    return [
+        _row("pairs, step budget", len(r.times), r.budget),
+        _row("coupling times (censored at budget)", *_first(r.times)),
+        _row("censored pairs", r.n_censored),
+        _row("median coupling time", "> budget" if r.median_exceeds_budget else r.median),
+    ]
+
+
+def _claims_section(cert: Certificate) -> list[str]:
+    out = []
+    for c in cert.claims:
+        held = "held" if c.hypothesis_held else "not held"
+        proof = "RIGOROUS" if c.rigorous else "not rigorous"
+        out += [
+            f"  [{held}; {proof}] {c.statement}",
+            f"      -> {c.certifies}",
+            f"      value: {_num(c.bound)}; caveat: {c.caveat}",
+        ]
+    return out
+
+
+def _timings_section(cert: Certificate) -> list[str]:
+    t = cert.timings
+    rate = t.rows / t.total if t.total > 0 else math.inf
+    return [
+        _row("load model and states (s)", t.load),
+        *(_row(f"{name} (s)", getattr(t, name))
+          for name in ("rectangles", "influence", "margins", "drift", "coupling")),
+        _row("exact chain (s)", t.exact),
+        _row("certify total (s)", t.total),
+        _row("conditionals asked (rows/s)", t.rows, f"({rate:.1f}/s)"),
+    ]
+
+
+__all__ = ["format_certificate"]
