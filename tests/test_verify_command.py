@@ -33,16 +33,11 @@ from glauber.toy_models import (
     IsingModel,
     PlantedBasinModel,
 )
-from glauber.toy_models.counterexamples import hitting_probability_within
 from glauber.toy_models.exact_chain import ExactChain
 from glauber.verification import STATEMENTS, STATEMENTS_BY_NAME, run_statements
 from glauber.verification.battery import count_basin, random_table_model
-from glauber.verification.count_chain import (
-    CountChain,
-    absorption_probability,
-    curie_weiss_gap,
-    planted_gap,
-)
+from glauber.toy_models.count_chain import CountChain, curie_weiss_gap, planted_gap
+from glauber.toy_models.exact_basins import hitting_probability_within
 from glauber.verification.instances import ChainInstance
 from glauber.core.io import write_json_atomic
 
@@ -253,28 +248,29 @@ def test_count_chain_is_the_full_chain_lumped(model, token, chain) -> None:
     assert margins.delta_star == pytest.approx(chain.score_gap[b - 1], rel=1e-12)
     assert margins.k == b
     # hitting probabilities: the full chain's by its own routine, the lumped by matrix powers
-    full_hit = hitting_probability_within(full, counts <= 1, 25)
+    full_hit = full.hitting_probability_within(counts <= 1, 25)
     lumped_hit = chain.hitting_probability(1, 25)
     np.testing.assert_allclose(full_hit, lumped_hit[counts], atol=1e-12)
 
 
-def test_count_chain_matches_the_curie_weiss_lumped_chain() -> None:
-    # An independent implementation (toy_models.curie_weiss) of the same birth-death chain.
-    ours = CountChain(41, 2, curie_weiss_gap(41, 1.3, field=0.1), 0.9)
-    reference = CurieWeissLumpedChain(41, 1.3, tau=0.9, field=0.1)
-    np.testing.assert_allclose(ours.transition_matrix().toarray(),
-                               reference.transition_matrix().toarray(), atol=1e-15)
-    np.testing.assert_allclose(ours.log_stationary(), reference.log_stationary(), atol=1e-10)
-    assert ours.mixing_time() == reference.mixing_time()
+def test_curie_weiss_closed_form_stationary_law_solves_detailed_balance() -> None:
+    # The Curie-Weiss lumped chain is the count chain of spin +1; its closed-form Gibbs law
+    # (LPW 2nd ed. Section 15.2) must equal the generic detailed-balance solution.
+    cw = CurieWeissLumpedChain(41, 1.3, tau=0.9, field=0.1)
+    generic = CountChain(41, 2, curie_weiss_gap(41, 1.3, field=0.1), 0.9)
+    np.testing.assert_array_equal(cw.transition_matrix().toarray(),
+                                  generic.transition_matrix().toarray())
+    np.testing.assert_allclose(cw.log_stationary(), generic.log_stationary(), atol=1e-10)
 
 
-def test_absorption_probability_against_stepping() -> None:
+@pytest.mark.parametrize("horizon", [7, 5000])  # sparse stepping, then dense squaring
+def test_hitting_probability_within_against_stepping(horizon) -> None:
     rng = np.random.default_rng(3)
-    P = rng.random((5, 5))
+    P = rng.random((5, 5)) * (rng.random((5, 5)) < 0.3) + 1e-3 * np.eye(5)
     P /= P.sum(axis=1, keepdims=True)
     target = np.array([False, True, False, False, True])
     u = target.astype(float)
-    for _ in range(7):  # u_{t+1} = 1_A + 1_{A^c} P u_t
+    for _ in range(horizon):  # u_{t+1} = 1_A + 1_{A^c} P u_t
         u = np.where(target, 1.0, P @ u)
-    np.testing.assert_allclose(absorption_probability(sp.csr_matrix(P), target, 7), u,
-                               rtol=1e-13)
+    np.testing.assert_allclose(hitting_probability_within(sp.csr_matrix(P), target, horizon), u,
+                               rtol=1e-12)

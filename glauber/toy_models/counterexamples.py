@@ -31,7 +31,6 @@ from typing import Any, Mapping
 
 import networkx as nx
 import numpy as np
-import scipy.sparse as sp
 
 from glauber.errors import InvalidParameterError
 from glauber.theory.contraction import (
@@ -52,7 +51,6 @@ from glauber.core.validation import (
 )
 from glauber.toy_models.base import FunctionModel, ToyModel
 from glauber.core.enumeration import state_index
-from glauber.toy_models.exact_basins import check_mask
 from glauber.toy_models.exact_chain import ExactChain
 from glauber.toy_models.ising import IsingModel
 
@@ -175,39 +173,6 @@ def exact_count_drift(chain: ExactChain, token: int) -> np.ndarray:
     gain = np.where(holds, 0.0, p_token).sum(axis=1)
     loss = np.where(holds, 1.0 - p_token, 0.0).sum(axis=1)
     return (gain - loss) / chain.n
-
-
-def hitting_probability_within(chain: ExactChain, target_mask: Any, T: int) -> np.ndarray:
-    """Exact ``P_x(X_t in A for some t <= T)`` for every start ``x`` (absorbing-chain algebra).
-
-    With ``u_0 = 1_A`` and ``u_{s+1} = 1_A + 1_{A^c} P u_s``, ``u_T`` is the probability of
-    hitting ``A`` within ``T`` steps (``T`` sparse matrix-vector products).
-
-    Parameters
-    ----------
-    chain : ExactChain
-    target_mask : array of bool, shape (q**n,)
-        The target set ``A`` (non-empty).
-    T : int
-        Horizon, >= 0.
-
-    Returns
-    -------
-    numpy.ndarray, shape (q**n,)
-
-    Raises
-    ------
-    InvalidParameterError, BasinError
-        If the mask is malformed or empty, or ``T`` is not an integer >= 0.
-    """
-    target = check_mask(target_mask, chain.num_states, allow_full=True)
-    if isinstance(T, bool) or not isinstance(T, numbers.Integral) or T < 0:
-        raise InvalidParameterError(f"the horizon T must be an integer >= 0, got {T!r}")
-    P = sp.csr_matrix(chain.transition_matrix())
-    u = target.astype(np.float64)
-    for _ in range(int(T)):
-        u = np.where(target, 1.0, P @ u)
-    return u
 
 
 def _check_token(token: int, q: int) -> int:
@@ -557,9 +522,9 @@ def boundary_drift_counterexample(
     x = np.where(np.arange(n) < b, 0, 1)
     x_index = int(state_index(x, q))
     exit_time = float(chain.expected_hitting_times(~basin)[x_index])
-    p_leave = float(hitting_probability_within(chain, ~basin, T)[x_index])
+    p_leave = float(chain.hitting_probability_within(~basin, T)[x_index])
     fall_level = n // 2
-    p_fall = float(hitting_probability_within(chain, count <= fall_level, T)[x_index])
+    p_fall = float(chain.hitting_probability_within(count <= fall_level, T)[x_index])
     drift_min = float(drift[on_boundary].min())
     cx = Counterexample(
         statement="Section 5.4 drift certificate (as printed)",
@@ -606,7 +571,6 @@ __all__ = [
     "DRIFT_HORIZON_PER_SITE",
     "boundary_drift_counterexample",
     "exact_count_drift",
-    "hitting_probability_within",
     "theorem5_counterexample",
     "theorem5_gibbs_star_counterexample",
 ]

@@ -338,6 +338,15 @@ class ExactChain:
         """``E_x[min{t >= 0 : X_t in A}]`` for every state ``x`` (0 on ``A``)."""
         return exact_basins.expected_hitting_times(self.transition_matrix(), target_mask)
 
+    def hitting_probability_within(self, target_mask: Any, horizon: int) -> np.ndarray:
+        """``P_x(X_t in A for some t <= horizon)`` for every state ``x`` (exact).
+
+        See :func:`glauber.toy_models.exact_basins.hitting_probability_within`.
+        """
+        return exact_basins.hitting_probability_within(
+            self.transition_matrix(), target_mask, horizon
+        )
+
     # ------------------------------------------------------------ influence, margins, coupling
     def influence_matrix(self) -> np.ndarray:
         """``C[i, j] = c_ij(tau)``: the influence of site ``j`` on site ``i`` (Definition 2)."""

@@ -3,8 +3,8 @@
 :mod:`~glauber.verification.statements` holds one checker per statement of THEORY.md,
 :mod:`~glauber.verification.battery` the toy instances (fixed seeds),
 :mod:`~glauber.verification.runner` runs them and :mod:`~glauber.verification.report` prints
-the table and writes the JSON. :mod:`~glauber.verification.count_chain` is the exact lumped
-count chain used for large ``n``. This package uses :mod:`glauber.theory` for every bound and
+the table and writes the JSON. Large ``n`` use the exact lumped count chain
+(:mod:`glauber.toy_models.count_chain`). This package uses :mod:`glauber.theory` for every bound and
 :mod:`glauber.toy_models` for every exact value; only the CLI sits above it.
 """
 

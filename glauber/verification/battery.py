@@ -35,7 +35,7 @@ from glauber.toy_models.ising import AsymmetricIsingModel, IsingModel
 from glauber.toy_models.planted import PlantedBasinModel
 from glauber.toy_models.potts import PottsModel
 from glauber.toy_models.specs import parse_toy_spec
-from glauber.verification.count_chain import CountChain, curie_weiss_gap, planted_gap
+from glauber.toy_models.count_chain import CountChain, curie_weiss_gap, planted_gap
 from glauber.verification.instances import (
     Basin,
     ChainInstance,

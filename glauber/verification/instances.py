@@ -6,7 +6,7 @@ Two kinds of instances:
   (:class:`glauber.toy_models.exact_chain.ExactChain`), plus what the battery knows by
   construction (a compatible joint, Ising couplings, counterexample pairs);
 * :class:`LumpedInstance`: the exact lumped count chain of an exchangeable model
-  (:class:`~glauber.verification.count_chain.CountChain`), for large ``n``.
+  (:class:`~glauber.toy_models.count_chain.CountChain`), for large ``n``.
 
 Basins are boolean masks over the instance's states (levels for a lumped instance); a
 :class:`CountBasin` is ``B = {x : X(x) >= b}`` for a token count ``X``, with the band and the
@@ -23,7 +23,7 @@ import numpy as np
 
 from glauber.toy_models.base import ToyModel
 from glauber.toy_models.exact_chain import ExactChain
-from glauber.verification.count_chain import CountChain
+from glauber.toy_models.count_chain import CountChain
 
 LogWeight = Callable[[np.ndarray], np.ndarray]
 

@@ -4,7 +4,7 @@ A checker takes an :data:`~glauber.verification.instances.Instance` and returns 
 :class:`Check` (one per instance, or one per basin of the instance; empty when the statement
 does not apply). Every bound comes from :mod:`glauber.theory`; every exact value from the exact
 chain (:class:`glauber.toy_models.exact_chain.ExactChain` or the lumped
-:class:`~glauber.verification.count_chain.CountChain`).
+:class:`~glauber.toy_models.count_chain.CountChain`).
 
 Conventions of a :class:`Check`:
 
@@ -44,7 +44,7 @@ from glauber.core.enumeration import neighbour_indices
 from glauber.toy_models.exact_basins import conductance, escape_probabilities
 from glauber.toy_models.exact_chain import ExactChain
 from glauber.theory.kernels import reversibility_defect
-from glauber.verification.count_chain import absorption_probability
+from glauber.toy_models.exact_basins import hitting_probability_within
 from glauber.verification.instances import Basin, ChainInstance, Instance, LumpedInstance
 
 Kind = Literal["upper", "lower", "identity"]
@@ -626,7 +626,7 @@ def _count_basins(inst: Instance) -> list[Basin]:
 def _leave_probability(inst: Instance, basin: Basin, horizon: int) -> np.ndarray:
     """``P_x(X_t < b for some t <= horizon)`` for every state (level) ``x``."""
     counts, _ = _count_data(inst, basin)
-    return absorption_probability(
+    return hitting_probability_within(
         inst.chain.transition_matrix(), counts < basin.count.threshold, horizon
     )
 
@@ -672,7 +672,7 @@ def check_drift_band(inst: Instance) -> list[Check]:
             out.append(not_evaluated(label, band_min_drift=_finite(eps), a=a, b=b))
             continue
         cert = drift.band_drift_escape_bound(min(eps, 1.0), a, b, horizon)
-        hit = absorption_probability(inst.chain.transition_matrix(), counts <= a, horizon)
+        hit = hitting_probability_within(inst.chain.transition_matrix(), counts <= a, horizon)
         exact = float(hit[counts >= b].max())
         out.append(upper(label, True, cert.bound, exact, eps=eps, a=a, b=b, T=horizon,
                          vacuous=cert.vacuous, exponent=cert.exponent))

@@ -16,7 +16,6 @@ from glauber.toy_models import PlantedBasinModel
 from glauber.toy_models.counterexamples import (
     boundary_drift_counterexample,
     exact_count_drift,
-    hitting_probability_within,
 )
 from glauber.toy_models.exact_chain import ExactChain
 
@@ -149,7 +148,7 @@ def test_band_drift_certificate_bounds_the_exact_escape_probability(model, tau, 
     bound = band_drift_escape_bound(min(eps, 1.0), a, b, T, c=1.0)
     # Exact P(X_t <= a for some t <= T | X_0 = x), absorbing-chain algebra, worst x with X >= b.
     target = count <= a
-    hit = hitting_probability_within(chain, target, T)
+    hit = chain.hitting_probability_within(target, T)
     np.testing.assert_allclose(
         hit, absorbing_hit_within(chain.dense_transition_matrix(), target, T), atol=1e-12
     )
@@ -167,6 +166,6 @@ def test_band_drift_certificate_is_non_vacuous_and_valid_on_a_planted_chain():
     assert eps > 0.45
     bound = band_drift_escape_bound(eps, a, b, T)
     assert not bound.vacuous and bound.bound < 0.11
-    hit = hitting_probability_within(chain, count <= a, T)
+    hit = chain.hitting_probability_within(count <= a, T)
     # Valid, and (Hoeffding + a union bound) far from tight: the exact value is ~1e-9.
     assert 0 < hit[count >= b].max() <= 1e-6 < bound.bound
