@@ -195,7 +195,7 @@ def test_theorem5_as_printed_fails_on_every_ising_path(tau: float) -> None:
     model = IsingModel(nx.path_graph(n))
     instance = ChainInstance("path", "ising", model, tau, log_weight=model.log_weight)
     (check,) = STATEMENTS_BY_NAME["thm5-printed"].check(instance)
-    assert check.hypothesis and check.holds is False
+    assert check.hypothesis_held and check.holds is False
     assert check.bound == pytest.approx((n - 1 + math.tanh(2 * beta)) / n, rel=1e-12)
     assert check.exact == pytest.approx(
         (n - 1 + math.tanh(beta) + math.tanh(2 * beta) / 2) / n, rel=1e-12

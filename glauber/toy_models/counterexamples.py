@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import math
 import numbers
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 import networkx as nx
 import numpy as np
 
+from glauber.core.claims import Claim
 from glauber.errors import InvalidParameterError
 from glauber.theory.contraction import (
     adjacent_pair_hamming_bound,
@@ -65,8 +66,12 @@ class Counterexample:
 
     Attributes
     ----------
-    statement : str
-        The statement refuted, e.g. ``"Theorem 5 (as printed)"``.
+    check : Claim
+        The printed statement confronted with the exact chain: ``hypothesis_held`` (the printed
+        hypothesis holds here), ``bound`` (what the printed conclusion allows), ``exact`` (the
+        exact value, which exceeds it), ``holds`` False and ``refuted`` True; ``details`` holds
+        the hypothesis (``"hypothesis"``, ``"hypothesis_value"``) and further exact numbers
+        documented by each builder.
     model : ToyModel
         The model; ``ExactChain(model, tau)`` (see :meth:`chain`) reproduces every number.
     tau : float
@@ -79,39 +84,19 @@ class Counterexample:
         ``None`` for Section 5.4, which starts one chain.
     description : str
         What the chain is and why it refutes the statement.
-    hypothesis : str
-        The printed hypothesis, which holds here.
-    hypothesis_value : float
-        Its value (Theorem 5: the row sum ``alpha``, < 1; Section 5.4: the smallest drift over
-        the boundary states, > 0).
-    hypothesis_holds : bool
-        True when the printed hypothesis holds on this chain.
-    claim : str
-        The printed conclusion, in the quantitative form that is checked.
-    claimed : float
-        The bound the printed conclusion gives for :attr:`observed`.
-    observed : float
-        The exact value, which exceeds :attr:`claimed`.
-    refuted : bool
-        ``hypothesis_holds and observed > claimed``.
-    details : Mapping[str, float]
-        Further exact numbers (statement-specific; documented by each builder).
     """
 
-    statement: str
+    check: Claim
     model: ToyModel
     tau: float
     x_index: int
     y_index: int | None
     description: str
-    hypothesis: str
-    hypothesis_value: float
-    hypothesis_holds: bool
-    claim: str
-    claimed: float
-    observed: float
-    refuted: bool
-    details: Mapping[str, float] = field(default_factory=dict, compare=False)
+
+    @property
+    def details(self) -> Mapping[str, Any]:
+        """The exact numbers of :attr:`check` (``check.details``)."""
+        return self.check.details
 
     def chain(self) -> ExactChain:
         """A fresh :class:`ExactChain` of :attr:`model` at :attr:`tau`."""
@@ -119,14 +104,7 @@ class Counterexample:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe summary (the model as its name, ``n`` and ``q``; infinities as ``"inf"``)."""
-
-        def safe(value: Any) -> Any:
-            if isinstance(value, float) and math.isinf(value):
-                return "inf" if value > 0 else "-inf"
-            return value
-
         return {
-            "statement": self.statement,
             "model": getattr(self.model, "name", type(self.model).__name__),
             "n": self.model.n,
             "q": self.model.q,
@@ -134,15 +112,38 @@ class Counterexample:
             "x_index": self.x_index,
             "y_index": self.y_index,
             "description": self.description,
-            "hypothesis": self.hypothesis,
-            "hypothesis_value": safe(self.hypothesis_value),
-            "hypothesis_holds": self.hypothesis_holds,
-            "claim": self.claim,
-            "claimed": safe(self.claimed),
-            "observed": safe(self.observed),
-            "refuted": self.refuted,
-            "details": {k: safe(v) for k, v in self.details.items()},
+            "check": self.check.to_dict(),
         }
+
+
+def _printed_check(
+    key: str,
+    statement: str,
+    model: Any,
+    hypothesis: str,
+    hypothesis_value: float,
+    hypothesis_holds: bool,
+    claimed: float,
+    observed: float,
+    details: Mapping[str, Any],
+) -> Claim:
+    """The :class:`Claim` of a printed statement whose conclusion ``observed <= claimed`` fails."""
+    holds = not observed > claimed
+    return Claim(
+        key=key,
+        statement=statement,
+        subject=str(getattr(model, "name", type(model).__name__)),
+        hypothesis_held=bool(hypothesis_holds),
+        holds=holds,
+        bound=float(claimed),
+        exact=float(observed),
+        slack=float(claimed - observed),
+        tightness=float(observed / claimed) if claimed > 0 else None,
+        rigorous=True,
+        certifies="refuted as printed" if hypothesis_holds and not holds else "not refuted here",
+        caveat="exact values of the chain's full transition matrix",
+        details={"hypothesis": hypothesis, "hypothesis_value": float(hypothesis_value), **details},
+    )
 
 
 # ----------------------------------------------------------------------------- exact helpers
@@ -204,22 +205,20 @@ def _theorem5_from_chain(
         "tmix_bound_row": theorem5_tmix_bound(n, a_row, 0.25, integer=True),
         "tmix_bound_spectral": theorem5_tmix_bound(n, alpha_spectral(C), 0.25, integer=True),
     }
-    hypothesis_holds = a_row < 1.0
+    check = _printed_check(
+        "thm5-printed",
+        "Theorem 5 (as printed): E[d_H(X_1, Y_1)] <= (1 - (1 - alpha)/n) d_H(x, y) under "
+        "same-site maximal coupling",
+        chain.model, "alpha = max_i sum_j c_ij < 1 (row sums)", a_row, a_row < 1.0, claimed,
+        observed, details,
+    )
     return Counterexample(
-        statement="Theorem 5 (as printed)",
+        check=check,
         model=chain.model,  # type: ignore[arg-type]
         tau=chain.tau,
         x_index=x_index,
         y_index=y_index,
         description=description,
-        hypothesis="alpha = max_i sum_j c_ij < 1 (row sums)",
-        hypothesis_value=a_row,
-        hypothesis_holds=hypothesis_holds,
-        claim="E[d_H(X_1, Y_1)] <= (1 - (1 - alpha)/n) d_H(x, y) under same-site maximal coupling",
-        claimed=claimed,
-        observed=observed,
-        refuted=bool(hypothesis_holds and observed > claimed),
-        details=details,
     )
 
 
@@ -231,12 +230,18 @@ def _hub_pair(n: int, q: int) -> tuple[int, int]:
     return int(state_index(x, q)), int(state_index(y, q))
 
 
+def _with_details(cx: Counterexample, **extra: float) -> Counterexample:
+    """``cx`` with further exact numbers in its check's details."""
+    return replace(cx, check=replace(cx.check, details={**cx.check.details, **extra}))
+
+
 def _require_refuted(cx: Counterexample, fix: str) -> Counterexample:
-    if not cx.refuted:
+    c = cx.check
+    if not c.refuted:
         raise InvalidParameterError(
-            f"these parameters do not refute {cx.statement}: hypothesis value "
-            f"{cx.hypothesis_value:.6g}, observed {cx.observed:.6g} vs claimed {cx.claimed:.6g}; "
-            f"{fix}"
+            f"these parameters do not refute {c.statement}: hypothesis value "
+            f"{c.details['hypothesis_value']:.6g}, observed {c.exact:.6g} vs claimed "
+            f"{c.bound:.6g}; {fix}"
         )
     return cx
 
@@ -293,8 +298,8 @@ def theorem5_counterexample(
 
     Examples
     --------
-    >>> cx = theorem5_counterexample()
-    >>> cx.refuted, round(cx.hypothesis_value, 4), round(cx.observed, 4), round(cx.claimed, 4)
+    >>> c = theorem5_counterexample().check
+    >>> c.refuted, round(c.details["hypothesis_value"], 4), round(c.exact, 4), round(c.bound, 4)
     (True, 0.964, 1.473, 0.991)
     """
     n = check_positive_int(n, "n")
@@ -324,7 +329,7 @@ def theorem5_counterexample(
         f"at most {r:.4f} < 1, but the hub influences {n - 1} leaves, so from a pair differing "
         "at the hub the expected Hamming distance grows.",
     )
-    cx = replace(cx, details={**cx.details, "closed_form": (n - 1) * (1.0 + r) / n})
+    cx = _with_details(cx, closed_form=(n - 1) * (1.0 + r) / n)
     return _require_refuted(cx, "use n >= 3 and a larger strength / tau ratio")
 
 
@@ -373,8 +378,8 @@ def theorem5_gibbs_star_counterexample(
 
     Examples
     --------
-    >>> cx = theorem5_gibbs_star_counterexample()
-    >>> cx.refuted, cx.observed > 1.0
+    >>> c = theorem5_gibbs_star_counterexample().check
+    >>> c.refuted, c.exact > 1.0
     (True, True)
     """
     leaves = check_positive_int(leaves, "leaves")
@@ -404,7 +409,7 @@ def theorem5_gibbs_star_counterexample(
         "strong field makes the hub almost deaf to the leaves, so the row sums are < 1 but the "
         "hub's column sum is not.",
     )
-    cx = replace(cx, details={**cx.details, "closed_form": leaves * (1.0 + t) / n})
+    cx = _with_details(cx, closed_form=leaves * (1.0 + t) / n)
     return _require_refuted(cx, "raise hub_field, coupling / tau or the number of leaves")
 
 
@@ -526,8 +531,27 @@ def boundary_drift_counterexample(
     fall_level = n // 2
     p_fall = float(chain.hitting_probability_within(count <= fall_level, T)[x_index])
     drift_min = float(drift[on_boundary].min())
+    check = _printed_check(
+        "drift-printed",
+        f"Section 5.4 drift certificate (as printed): escape from B takes exponentially long in "
+        f"n, so P(leave B within T = {T} steps | X_0 on the boundary) <= 1/2",
+        model, "E[X_{t+1} - X_t | x] > 0 at every state x of the boundary level X = b",
+        drift_min, drift_min > 0.0, 0.5, p_leave,
+        {
+            "n": float(n),
+            "boundary": float(b),
+            "horizon": float(T),
+            "boundary_states": float(on_boundary.sum()),
+            "drift_boundary_min": drift_min,
+            "drift_boundary_max": float(drift[on_boundary].max()),
+            "drift_below_max": float(drift[below].max()),
+            "expected_exit_time": exit_time,
+            "fall_level": float(fall_level),
+            "p_fall_within_horizon": p_fall,
+        },
+    )
     cx = Counterexample(
-        statement="Section 5.4 drift certificate (as printed)",
+        check=check,
         model=model,
         tau=1.0,
         x_index=x_index,
@@ -540,28 +564,6 @@ def boundary_drift_counterexample(
             f"and the chain falls to X <= {fall_level} within {T} steps with probability "
             f"{p_fall:.3f}."
         ),
-        hypothesis="E[X_{t+1} - X_t | x] > 0 at every state x of the boundary level X = b",
-        hypothesis_value=drift_min,
-        hypothesis_holds=drift_min > 0.0,
-        claim=(
-            f"escape from B takes exponentially long in n, so P(leave B within T = {T} steps "
-            "| X_0 on the boundary) <= 1/2"
-        ),
-        claimed=0.5,
-        observed=p_leave,
-        refuted=bool(drift_min > 0.0 and p_leave > 0.5),
-        details={
-            "n": float(n),
-            "boundary": float(b),
-            "horizon": float(T),
-            "boundary_states": float(on_boundary.sum()),
-            "drift_boundary_min": drift_min,
-            "drift_boundary_max": float(drift[on_boundary].max()),
-            "drift_below_max": float(drift[below].max()),
-            "expected_exit_time": exit_time,
-            "fall_level": float(fall_level),
-            "p_fall_within_horizon": p_fall,
-        },
     )
     return _require_refuted(cx, "lower down_ratio or low, or lengthen the horizon")
 

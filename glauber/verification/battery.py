@@ -37,7 +37,7 @@ from glauber.toy_models.potts import PottsModel
 from glauber.toy_models.specs import parse_toy_spec
 from glauber.toy_models.count_chain import CountChain, curie_weiss_gap, planted_gap
 from glauber.verification.instances import (
-    Basin,
+    NamedMask,
     ChainInstance,
     CountBasin,
     CounterexampleData,
@@ -82,14 +82,14 @@ def random_joint_model(
 # ------------------------------------------------------------------------------- basins
 
 
-def count_basin(model: ToyModel, token: int, b: int, a: int, horizon: int) -> Basin:
+def count_basin(model: ToyModel, token: int, b: int, a: int, horizon: int) -> NamedMask:
     """``{x : #{i : x_i = token} >= b}`` with the band ``(a, b)`` and horizon ``T``."""
     states = all_states(model.n, model.q)
     mask = (states == token).sum(axis=1) >= b
-    return Basin(f"#{token}>={b}", mask, CountBasin(token, b, a, horizon))
+    return NamedMask(f"#{token}>={b}", mask, CountBasin(token, b, a, horizon))
 
 
-def perfect_trap(model: ToyModel) -> tuple[Basin, ...]:
+def perfect_trap(model: ToyModel) -> tuple[NamedMask, ...]:
     """The singleton basin of the state whose sites all hold their strict argmax, by margin.
 
     Such a state satisfies Assumption 1 for ``B = {x}`` (every site is exit-causing); the one
@@ -108,7 +108,7 @@ def perfect_trap(model: ToyModel) -> tuple[Basin, ...]:
         return ()
     mask = np.zeros(len(states), dtype=bool)
     mask[best] = True
-    return (Basin(f"trap {''.join(map(str, states[best]))}", mask),)
+    return (NamedMask(f"trap {''.join(map(str, states[best]))}", mask),)
 
 
 def _ising_data(model: IsingModel | AsymmetricIsingModel | CurieWeissModel,
@@ -216,8 +216,8 @@ def _planted_family(quick: bool) -> Iterator[Instance]:
                                 log_weight=model.log_weight, basins=basins)
 
 
-def _level_basin(chain: CountChain, b: int, a: int, horizon: int) -> Basin:
-    return Basin(f"X>={b}", chain.levels() >= b, CountBasin(1, b, a, horizon))
+def _level_basin(chain: CountChain, b: int, a: int, horizon: int) -> NamedMask:
+    return NamedMask(f"X>={b}", chain.levels() >= b, CountBasin(1, b, a, horizon))
 
 
 def _log_binomial(n: int) -> np.ndarray:
@@ -264,7 +264,7 @@ def _counterexample_family(quick: bool) -> Iterator[Instance]:
         model = cx.model
         data = CounterexampleData(source, cx.description, int(cx.x_index),
                                   None if cx.y_index is None else int(cx.y_index), cx.to_dict())
-        basins: tuple[Basin, ...] = ()
+        basins: tuple[NamedMask, ...] = ()
         if cx.y_index is None:  # Section 5.4: token 0 counted, basin X >= boundary
             b = int(cx.details["boundary"])
             basins = (count_basin(model, 0, b, max(0, b - 3), int(cx.details["horizon"])),)

@@ -51,8 +51,9 @@ class CountBasin:
 
 
 @dataclass(frozen=True)
-class Basin:
-    """A named set of states (a boolean mask) and, for count basins, the count data."""
+class NamedMask:
+    """A named set of states of an instance (a boolean mask; the basin predicate of the estimators
+    is :data:`glauber.estimators.Basin`) and, for count basins, the count data."""
 
     name: str
     mask: np.ndarray
@@ -123,7 +124,7 @@ class ChainInstance:
         ``states[B, n] -> [B]``: a joint log-weight at ``tau = 1`` whose conditionals are the
         model's (known by construction), or None when the model is not known to be compatible.
     ising : IsingData or None
-    basins : tuple of Basin
+    basins : tuple of NamedMask
     counterexample : CounterexampleData or None
     cache : dict
         Quantities the statements share (mixing time, distances), dropped by :meth:`release`.
@@ -135,7 +136,7 @@ class ChainInstance:
     tau: float
     log_weight: LogWeight | None = None
     ising: IsingData | None = None
-    basins: tuple[Basin, ...] = ()
+    basins: tuple[NamedMask, ...] = ()
     counterexample: CounterexampleData | None = None
     cache: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
 
@@ -158,7 +159,7 @@ class LumpedInstance:
     ----------
     name, family : str
     chain : CountChain
-    basins : tuple of Basin
+    basins : tuple of NamedMask
         Masks over the levels ``0..n``.
     log_weight_levels : numpy.ndarray or None
         Closed-form ``log pi(k)`` up to a constant (the Gibbs weight of a level), when the
@@ -170,7 +171,7 @@ class LumpedInstance:
     name: str
     family: str
     chain: CountChain
-    basins: tuple[Basin, ...] = ()
+    basins: tuple[NamedMask, ...] = ()
     log_weight_levels: np.ndarray | None = None
     cache: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
 
@@ -187,7 +188,7 @@ class LumpedInstance:
 Instance = ChainInstance | LumpedInstance
 
 __all__ = [
-    "Basin",
+    "NamedMask",
     "ChainInstance",
     "CountBasin",
     "CounterexampleData",

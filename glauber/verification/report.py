@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 from glauber.core.arrays import jsonable
 from glauber.verification.runner import StatementOutcome
-from glauber.verification.statements import Check
+from glauber.core.claims import Claim
 
 #: Table columns: (header, alignment).
 COLUMNS = (
@@ -74,7 +74,7 @@ def format_table(outcomes: Sequence[StatementOutcome]) -> str:
             first = o.counterexamples[0]
             out.append(
                 f"{o.statement.name}: refuted as printed on {o.failures} instance(s), e.g. "
-                f"{first.instance} (bound {_number(first.bound)}, exact {_number(first.exact)});"
+                f"{first.subject} (bound {_number(first.bound)}, exact {_number(first.exact)});"
                 f" corrected form: {o.statement.corrected_by}"
             )
     for o in outcomes:
@@ -96,10 +96,10 @@ def format_table(outcomes: Sequence[StatementOutcome]) -> str:
     return "\n".join(out)
 
 
-def _check_dict(check: Check) -> dict[str, Any]:
+def _check_dict(check: Claim) -> dict[str, Any]:
     return {
-        "instance": check.instance,
-        "hypothesis": check.hypothesis,
+        "instance": check.subject,
+        "hypothesis": check.hypothesis_held,
         "holds": check.holds,
         "bound": check.bound,
         "exact": check.exact,
@@ -136,7 +136,7 @@ def report_dict(outcomes: Sequence[StatementOutcome], **meta: Any) -> dict[str, 
             "median_tightness": o.median_tightness,
             "ok": o.ok,
             "problem": o.problem,
-            "counterexamples": [c.instance for c in o.counterexamples],
+            "counterexamples": [c.subject for c in o.counterexamples],
             "instances": [_check_dict(c) for c in o.checks],
         })
     return jsonable({**meta, "ok": all(o.ok for o in outcomes), "rows": rows})

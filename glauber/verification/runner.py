@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import statistics
+from dataclasses import replace
 import sys
 from dataclasses import dataclass
 from typing import Iterable, Sequence
@@ -11,7 +12,8 @@ from tqdm import tqdm
 
 from glauber.errors import GlauberError, InvalidParameterError
 from glauber.verification.instances import Instance
-from glauber.verification.statements import STATEMENTS, STATEMENTS_BY_NAME, Check, Statement
+from glauber.core.claims import Claim
+from glauber.verification.statements import STATEMENTS, STATEMENTS_BY_NAME, Statement
 
 
 @dataclass
@@ -25,7 +27,7 @@ class StatementOutcome:
     """
 
     statement: Statement
-    checks: list[Check]
+    checks: list[Claim]
 
     @property
     def checked(self) -> int:
@@ -35,7 +37,7 @@ class StatementOutcome:
     @property
     def hypothesis_held(self) -> int:
         """Number where the hypothesis held."""
-        return sum(c.hypothesis for c in self.checks)
+        return sum(c.hypothesis_held for c in self.checks)
 
     @property
     def failures(self) -> int:
@@ -43,7 +45,7 @@ class StatementOutcome:
         return sum(c.holds is False for c in self.checks)
 
     @property
-    def errors(self) -> list[Check]:
+    def errors(self) -> list[Claim]:
         """Checks whose computation raised an error."""
         return [c for c in self.checks if "error" in c.details]
 
@@ -61,7 +63,7 @@ class StatementOutcome:
         return statistics.median(values) if values else None
 
     @property
-    def counterexamples(self) -> list[Check]:
+    def counterexamples(self) -> list[Claim]:
         """Checks where the claim failed."""
         return [c for c in self.checks if c.holds is False]
 
@@ -72,7 +74,7 @@ class StatementOutcome:
             return False
         if self.statement.status == "refuted":
             return self.failures > 0
-        return self.failures == 0 and any(c.hypothesis and c.holds for c in self.checks)
+        return self.failures == 0 and any(c.hypothesis_held and c.holds for c in self.checks)
 
     @property
     def problem(self) -> str | None:
@@ -85,7 +87,7 @@ class StatementOutcome:
             return "no instance reproduces the counterexample to the printed claim"
         if self.failures:
             first = self.counterexamples[0]
-            return f"fails on {self.failures} instance(s), first: {first.instance}"
+            return f"fails on {self.failures} instance(s), first: {first.subject}"
         return "no instance of the battery meets the hypothesis"
 
 
@@ -108,12 +110,14 @@ def select_statements(names: Sequence[str] | None) -> tuple[Statement, ...]:
     return tuple(s for s in STATEMENTS if s.name in set(names))
 
 
-def _run_one(statement: Statement, instance: Instance) -> list[Check]:
+def _run_one(statement: Statement, instance: Instance) -> list[Claim]:
+    """The statement's checks on one instance, each keyed by the statement's name."""
     try:
-        return statement.check(instance)
+        checks = statement.check(instance)
     except GlauberError as exc:
         error = f"{type(exc).__name__}: {exc}"
-        return [Check(instance.name, False, None, details={"error": error})]
+        checks = [Claim(key="", statement="", subject=instance.name, details={"error": error})]
+    return [replace(c, key=statement.name, statement=statement.claim) for c in checks]
 
 
 def run_statements(
@@ -134,7 +138,7 @@ def run_statements(
         In the order of ``statements``.
     """
     statements = tuple(statements)
-    checks: dict[str, list[Check]] = {s.name: [] for s in statements}
+    checks: dict[str, list[Claim]] = {s.name: [] for s in statements}
     bar = tqdm(battery, desc="glauber verify", unit="instance", file=sys.stderr,
                disable=not progress, leave=False)
     for instance in bar:

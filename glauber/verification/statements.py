@@ -1,12 +1,12 @@
 """One checker per statement of THEORY.md, evaluated exactly on one toy instance.
 
 A checker takes an :data:`~glauber.verification.instances.Instance` and returns a list of
-:class:`Check` (one per instance, or one per basin of the instance; empty when the statement
-does not apply). Every bound comes from :mod:`glauber.theory`; every exact value from the exact
+:class:`~glauber.core.claims.Claim` (one per instance, or one per basin of the instance; empty
+when the statement does not apply). Every bound comes from :mod:`glauber.theory`; every exact value from the exact
 chain (:class:`glauber.toy_models.exact_chain.ExactChain` or the lumped
 :class:`~glauber.toy_models.count_chain.CountChain`).
 
-Conventions of a :class:`Check`:
+Conventions of a check:
 
 * ``kind = "upper"``: ``slack = bound - exact``, ``tightness = exact / bound``;
 * ``kind = "lower"``: ``slack = exact - bound``, ``tightness = bound / exact``;
@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Literal
 
 import numpy as np
 from scipy.special import logsumexp
 
+from glauber.core.claims import Claim
 from glauber.errors import NonPositiveConditionalError
 from glauber.theory import (
     contraction,
@@ -45,7 +46,7 @@ from glauber.toy_models.exact_basins import conductance, escape_probabilities
 from glauber.toy_models.exact_chain import ExactChain
 from glauber.theory.kernels import reversibility_defect
 from glauber.toy_models.exact_basins import hitting_probability_within
-from glauber.verification.instances import Basin, ChainInstance, Instance, LumpedInstance
+from glauber.verification.instances import NamedMask, ChainInstance, Instance, LumpedInstance
 
 Kind = Literal["upper", "lower", "identity"]
 Status = Literal["verified", "corrected", "refuted"]
@@ -61,36 +62,24 @@ ALL_PAIRS_MAX_STATES = 256
 EPS = 0.25
 
 
-@dataclass(frozen=True)
-class Check:
-    """The outcome of one statement on one instance (or one basin of an instance).
-
-    Attributes
-    ----------
-    instance : str
-        Label of the instance (and basin).
-    hypothesis : bool
-        Whether the statement's hypothesis held.
-    holds : bool or None
-        Whether the claim held; None when it was not evaluated (hypothesis failed).
-    bound, exact : float or None
-        The statement's bound and the exact value (tolerance and error for identities).
-    slack : float or None
-        See the module docstring; negative means violated.
-    tightness : float or None
-        ``exact / bound`` (upper bounds) or ``bound / exact`` (lower bounds).
-    details : dict
-        Further numbers (JSON-ready).
-    """
-
-    instance: str
-    hypothesis: bool
-    holds: bool | None
-    bound: float | None = None
-    exact: float | None = None
-    slack: float | None = None
-    tightness: float | None = None
-    details: dict[str, Any] = field(default_factory=dict)
+def _check(
+    label: str,
+    hypothesis: bool,
+    holds: bool | None,
+    bound: float | None = None,
+    exact: float | None = None,
+    slack: float | None = None,
+    tightness: float | None = None,
+    details: dict[str, Any] | None = None,
+) -> Claim:
+    """The outcome of one statement on one instance (or one basin of an instance): a
+    :class:`~glauber.core.claims.Claim` about ``label``; :func:`~glauber.verification.runner.
+    run_statements` fills in the statement's key and text. Exact enumeration: rigorous."""
+    return Claim(
+        key="", statement="", subject=label, hypothesis_held=bool(hypothesis), holds=holds,
+        bound=bound, exact=exact, slack=slack, tightness=tightness, rigorous=True,
+        details=details or {},
+    )
 
 
 @dataclass(frozen=True)
@@ -114,7 +103,7 @@ class Statement:
     theory : tuple of str
         The functions of :mod:`glauber.theory` that implement it.
     check : callable
-        ``Instance -> list[Check]``.
+        ``Instance -> list[Claim]``.
     corrected_by : str or None
         For a refuted row, the name of the row holding its corrected form.
     """
@@ -126,7 +115,7 @@ class Statement:
     status: Status
     kind: Kind
     theory: tuple[str, ...]
-    check: Callable[[Instance], list[Check]]
+    check: Callable[[Instance], list[Claim]]
     corrected_by: str | None = None
 
     @property
@@ -156,34 +145,34 @@ def _snap(slack: float, bound: float, exact: float) -> float:
 
 
 def upper(label: str, hypothesis: bool, bound: float, exact: float, ok: bool = True,
-          **details: Any) -> Check:
+          **details: Any) -> Claim:
     """Check ``exact <= bound`` (tolerance :data:`RTOL`, :data:`ATOL`); ``ok``: side conditions."""
     holds = bool(exact <= bound + _tol(bound, exact)) and ok
     slack = _snap(bound - exact, bound, exact)
     tight = exact / bound if math.isfinite(bound) and bound > 0 else None
-    return Check(label, hypothesis, holds, float(bound), float(exact), slack, tight, details)
+    return _check(label, hypothesis, holds, float(bound), float(exact), slack, tight, details)
 
 
 def lower(label: str, hypothesis: bool, bound: float, exact: float, ok: bool = True,
-          **details: Any) -> Check:
+          **details: Any) -> Claim:
     """Check ``exact >= bound`` (tolerance :data:`RTOL`, :data:`ATOL`); ``ok``: side conditions."""
     holds = bool(exact >= bound - _tol(bound, exact)) and ok
     slack = _snap(exact - bound, bound, exact)
     tight = bound / exact if exact > 0 and bound > 0 and math.isfinite(exact) else None
-    return Check(label, hypothesis, holds, float(bound), float(exact), slack, tight, details)
+    return _check(label, hypothesis, holds, float(bound), float(exact), slack, tight, details)
 
 
 def identity(label: str, hypothesis: bool, error: float, tol: float = IDENTITY_TOL,
-             tightness: float | None = None, **details: Any) -> Check:
+             tightness: float | None = None, **details: Any) -> Claim:
     """Check ``error <= tol``; the slack is ``tol - error``."""
     holds = bool(error <= tol)
-    return Check(label, hypothesis, holds, tol, float(error), tol - float(error), tightness,
-                 details)
+    return _check(label, hypothesis, holds, tol, float(error), tol - float(error), tightness,
+                  details)
 
 
-def not_evaluated(label: str, **details: Any) -> Check:
+def not_evaluated(label: str, **details: Any) -> Claim:
     """The hypothesis failed: the claim is not evaluated."""
-    return Check(label, False, None, details=details)
+    return _check(label, False, None, details=details)
 
 
 def _cached(inst: Instance, key: str, compute: Callable[[], Any]) -> Any:
@@ -207,7 +196,7 @@ def _curve(inst: Instance) -> dict[int, float]:
     return _cached(inst, "curve", compute)
 
 
-def _label(inst: Instance, basin: Basin | None = None) -> str:
+def _label(inst: Instance, basin: NamedMask | None = None) -> str:
     return inst.name if basin is None else f"{inst.name} [{basin.name}]"
 
 
@@ -218,7 +207,7 @@ def _offdiag(matrix: np.ndarray) -> np.ndarray:
 # ------------------------------------------------------------------ Proposition 1, Theorem 3
 
 
-def check_prop1(inst: Instance) -> list[Check]:
+def check_prop1(inst: Instance) -> list[Claim]:
     """Proposition 1 / Corollary 2: Markov kernel, irreducible, aperiodic, ``P^t -> mu``."""
     label = _label(inst)
     if isinstance(inst, ChainInstance):
@@ -260,7 +249,7 @@ def _gibbs(inst: Instance) -> np.ndarray | None:
     return np.exp(log_w - logsumexp(log_w))
 
 
-def check_thm3(inst: Instance) -> list[Check]:
+def check_thm3(inst: Instance) -> list[Claim]:
     """Theorem 3: a compatible ``pi`` is stationary and ``P`` is reversible w.r.t. it."""
     label = _label(inst)
     P = inst.chain.transition_matrix()
@@ -315,7 +304,7 @@ def _rectangles(chain: ExactChain) -> Iterator[tuple[int, int, np.ndarray, np.nd
             yield i, j, a, b, np.asarray(d_tau), np.asarray(d_one)
 
 
-def check_prop4(inst: Instance) -> list[Check]:
+def check_prop4(inst: Instance) -> list[Claim]:
     """Proposition 4: ``delta = 0`` on every rectangle of a compatible model, plus its facts.
 
     Every rectangle (state ``x``, sites ``i < j``, replacements ``A' != x_i``, ``B' != x_j``) is
@@ -354,7 +343,7 @@ def check_prop4(inst: Instance) -> list[Check]:
 # --------------------------------------------------------------- Definition 2, Lemma 6, Cor 7
 
 
-def _influence_check(inst: Instance, bound_fn: Callable[[np.ndarray, float], Any]) -> list[Check]:
+def _influence_check(inst: Instance, bound_fn: Callable[[np.ndarray, float], Any]) -> list[Claim]:
     if not isinstance(inst, ChainInstance):
         return []
     C = inst.chain.influence_matrix()
@@ -366,7 +355,7 @@ def _influence_check(inst: Instance, bound_fn: Callable[[np.ndarray, float], Any
     positive = off & (bound > 0)
     tight = float((C[positive] / bound[positive]).max()) if positive.any() else None
     return [
-        Check(
+        _check(
             _label(inst), True, holds, float(bound[off].max()) if off.any() else 0.0,
             float(C[off].max()) if off.any() else 0.0, _snap(slack, 1.0, 1.0), tight,
             {"max_influence": float(C.max()), "max_oscillation": float(Delta.max())},
@@ -374,17 +363,17 @@ def _influence_check(inst: Instance, bound_fn: Callable[[np.ndarray, float], Any
     ]
 
 
-def check_lemma6(inst: Instance) -> list[Check]:
+def check_lemma6(inst: Instance) -> list[Claim]:
     """Definition 2 + Lemma 6: ``c_ij <= Delta_ij / (4 tau)`` for every ``i != j``."""
     return _influence_check(inst, influence_bounds.lemma6_bound)
 
 
-def check_tanh(inst: Instance) -> list[Check]:
+def check_tanh(inst: Instance) -> list[Claim]:
     """Sharper Lemma 6: ``c_ij <= tanh(Delta_ij / (4 tau))``."""
     return _influence_check(inst, influence_bounds.tanh_bound)
 
 
-def check_cor7(inst: Instance) -> list[Check]:
+def check_cor7(inst: Instance) -> list[Claim]:
     """Corollary 7: ``max_i sum_j Delta_ij < 4 tau`` implies ``alpha <= bound < 1``."""
     if not isinstance(inst, ChainInstance):
         return []
@@ -444,7 +433,7 @@ def _pair_details(inst: ChainInstance, worst: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def check_thm5_printed(inst: Instance) -> list[Check]:
+def check_thm5_printed(inst: Instance) -> list[Claim]:
     """Theorem 5 as printed: ``alpha_row < 1`` gives the one-step Hamming contraction."""
     if not isinstance(inst, ChainInstance):
         return []
@@ -459,7 +448,7 @@ def check_thm5_printed(inst: Instance) -> list[Check]:
                   **_pair_details(inst, worst))]
 
 
-def check_thm5_corrected(inst: Instance) -> list[Check]:
+def check_thm5_corrected(inst: Instance) -> list[Claim]:
     """Theorem 5 corrected: ``E[d_H(X_1, Y_1)] <= (1 - (1 - alpha_col)/n) d_H(x, y)`` always.
 
     Also each adjacent pair differing at ``j`` obeys :func:`adjacent_pair_hamming_bound`.
@@ -480,7 +469,7 @@ def check_thm5_corrected(inst: Instance) -> list[Check]:
                   **_pair_details(inst, worst))]
 
 
-def check_thm5_tmix(inst: Instance) -> list[Check]:
+def check_thm5_tmix(inst: Instance) -> list[Claim]:
     """Corrected Theorem 5: ``t_mix(1/4)`` <= every finite certificate; ``d(t) <= 1^T M^t 1``."""
     if not isinstance(inst, ChainInstance):
         return []
@@ -505,7 +494,7 @@ def check_thm5_tmix(inst: Instance) -> list[Check]:
 # -------------------------------------------------------------------------------- Theorem 8
 
 
-def _margins(inst: Instance, basin: Basin) -> tuple[float, int, bool]:
+def _margins(inst: Instance, basin: NamedMask) -> tuple[float, int, bool]:
     """``(Delta_star, k, Assumption 1 holds)`` for a basin (closed form on lumped chains)."""
     if isinstance(inst, LumpedInstance):
         b = basin.count.threshold  # exits only from level b: its b token sites, q - 1 tokens each
@@ -515,7 +504,7 @@ def _margins(inst: Instance, basin: Basin) -> tuple[float, int, bool]:
     return m.delta_star, m.k, bool(m.holds and math.isfinite(m.delta_star))
 
 
-def _escape_rows(inst: Instance, basin: Basin) -> np.ndarray:
+def _escape_rows(inst: Instance, basin: NamedMask) -> np.ndarray:
     return escape_probabilities(inst.chain.transition_matrix(), basin.mask)
 
 
@@ -523,7 +512,9 @@ def _conductance(inst: Instance, mask: np.ndarray) -> float:
     return conductance(inst.chain.transition_matrix(), inst.chain.stationary(), mask)
 
 
-def _basin_checks(inst: Instance, one: Callable[[Basin, float, int, str], Check]) -> list[Check]:
+def _basin_checks(
+    inst: Instance, one: Callable[[NamedMask, float, int, str], Claim]
+) -> list[Claim]:
     out = []
     for basin in inst.basins:
         label = _label(inst, basin)
@@ -535,11 +526,11 @@ def _basin_checks(inst: Instance, one: Callable[[Basin, float, int, str], Check]
     return out
 
 
-def check_thm8_escape(inst: Instance) -> list[Check]:
+def check_thm8_escape(inst: Instance) -> list[Claim]:
     """Theorem 8: ``P(x, B^c) <= |V| e^{-Delta_star/tau}`` on ``B``, and the sharper form."""
     q, n = inst.chain.q, inst.chain.n
 
-    def one(basin: Basin, delta_star: float, k: int, label: str) -> Check:
+    def one(basin: NamedMask, delta_star: float, k: int, label: str) -> Claim:
         exact = float(_escape_rows(inst, basin).max())
         bound = escape.theorem8_escape_bound(q, delta_star, inst.tau)
         sharper = escape.sharper_escape_bound(n, k, q, delta_star, inst.tau)
@@ -549,11 +540,11 @@ def check_thm8_escape(inst: Instance) -> list[Check]:
     return _basin_checks(inst, one)
 
 
-def check_thm8_conductance(inst: Instance) -> list[Check]:
+def check_thm8_conductance(inst: Instance) -> list[Claim]:
     """Theorem 8: ``Phi(B) <= |V| e^{-Delta_star/tau}``."""
     q = inst.chain.q
 
-    def one(basin: Basin, delta_star: float, k: int, label: str) -> Check:
+    def one(basin: NamedMask, delta_star: float, k: int, label: str) -> Claim:
         exact = _conductance(inst, basin.mask)
         bound = escape.theorem8_escape_bound(q, delta_star, inst.tau)
         return upper(label, True, bound, exact, delta_star=delta_star)
@@ -561,12 +552,12 @@ def check_thm8_conductance(inst: Instance) -> list[Check]:
     return _basin_checks(inst, one)
 
 
-def check_thm8_tmix(inst: Instance) -> list[Check]:
+def check_thm8_tmix(inst: Instance) -> list[Claim]:
     """Theorem 8: ``mu(B) <= 1/2`` gives ``t_mix(1/4) >= e^{Delta_star/tau} / (4 |V|)``."""
     q = inst.chain.q
     pi = inst.chain.stationary()
 
-    def one(basin: Basin, delta_star: float, k: int, label: str) -> Check:
+    def one(basin: NamedMask, delta_star: float, k: int, label: str) -> Claim:
         mass = float(pi[basin.mask].sum())
         if mass > 0.5 * (1.0 + 1e-12):
             return not_evaluated(label, delta_star=delta_star, mu_B=mass)
@@ -578,7 +569,7 @@ def check_thm8_tmix(inst: Instance) -> list[Check]:
     return _basin_checks(inst, one)
 
 
-def check_lpw74(inst: Instance) -> list[Check]:
+def check_lpw74(inst: Instance) -> list[Claim]:
     """LPW Theorem 7.4 (no reversibility): ``d(t) >= 1 - pi(A) - t Phi(A)`` and its ``t_mix`` form.
 
     Sets: the instance's basins and, on chains of at most 16 states, the bottleneck set.
@@ -609,7 +600,7 @@ def check_lpw74(inst: Instance) -> list[Check]:
 # ---------------------------------------------------------------------------- Section 5.4
 
 
-def _count_data(inst: Instance, basin: Basin) -> tuple[np.ndarray, np.ndarray]:
+def _count_data(inst: Instance, basin: NamedMask) -> tuple[np.ndarray, np.ndarray]:
     """``(X, drift)`` per state (per level on a lumped chain) for the basin's token."""
     if isinstance(inst, LumpedInstance):
         return inst.chain.levels(), inst.chain.drift()
@@ -619,11 +610,11 @@ def _count_data(inst: Instance, basin: Basin) -> tuple[np.ndarray, np.ndarray]:
     return held.sum(axis=1), (p - held).sum(axis=1) / inst.chain.n
 
 
-def _count_basins(inst: Instance) -> list[Basin]:
+def _count_basins(inst: Instance) -> list[NamedMask]:
     return [b for b in inst.basins if b.count is not None]
 
 
-def _leave_probability(inst: Instance, basin: Basin, horizon: int) -> np.ndarray:
+def _leave_probability(inst: Instance, basin: NamedMask, horizon: int) -> np.ndarray:
     """``P_x(X_t < b for some t <= horizon)`` for every state (level) ``x``."""
     counts, _ = _count_data(inst, basin)
     return hitting_probability_within(
@@ -631,7 +622,7 @@ def _leave_probability(inst: Instance, basin: Basin, horizon: int) -> np.ndarray
     )
 
 
-def check_drift_printed(inst: Instance) -> list[Check]:
+def check_drift_printed(inst: Instance) -> list[Claim]:
     """Section 5.4 as printed: positive drift at the boundary level ``X = b`` => slow escape.
 
     The printed conclusion ("escape times exponential in N") is read quantitatively as in
@@ -659,7 +650,7 @@ def check_drift_printed(inst: Instance) -> list[Check]:
     return out
 
 
-def check_drift_band(inst: Instance) -> list[Check]:
+def check_drift_band(inst: Instance) -> list[Claim]:
     """Corrected Section 5.4: drift ``>= eps > 0`` on ``a < X < b`` bounds escape below ``a``."""
     out = []
     for basin in _count_basins(inst):
@@ -682,7 +673,7 @@ def check_drift_band(inst: Instance) -> list[Check]:
 # ------------------------------------------------------------------- path coupling, oracles
 
 
-def check_path_coupling(inst: Instance) -> list[Check]:
+def check_path_coupling(inst: Instance) -> list[Claim]:
     """LPW Theorem 14.6 / Corollary 14.8 with the exact adjacent-pair factor ``kappa``."""
     if not isinstance(inst, ChainInstance):
         return []
@@ -701,7 +692,7 @@ def check_path_coupling(inst: Instance) -> list[Check]:
     return [upper(label, True, bound, t_mix, ok=curve_ok, kappa=kappa)]
 
 
-def check_cycle_relaxation(inst: Instance) -> list[Check]:
+def check_cycle_relaxation(inst: Instance) -> list[Claim]:
     """LPW Theorem 15.5: heat-bath Ising on the n-cycle has ``t_rel = n / (1 - tanh 2 beta)``."""
     if not (isinstance(inst, ChainInstance) and inst.ising is not None and inst.ising.cycle
             and inst.ising.zero_field and inst.ising.uniform_coupling is not None):
@@ -714,7 +705,7 @@ def check_cycle_relaxation(inst: Instance) -> list[Check]:
                      closed_form=closed)]
 
 
-def check_dobrushin(inst: Instance) -> list[Check]:
+def check_dobrushin(inst: Instance) -> list[Claim]:
     """LPW Theorem 15.1: exact neighbour influences of zero-field Ising, and Dobrushin's bound."""
     if not (isinstance(inst, ChainInstance) and inst.ising is not None
             and inst.ising.zero_field and inst.ising.uniform_coupling is not None):
@@ -735,7 +726,7 @@ def check_dobrushin(inst: Instance) -> list[Check]:
     label = _label(inst)
     details = {"beta": beta, "max_degree": max_degree, "influence_error": error}
     if not max_degree * math.tanh(beta) < 1.0:  # the influence identity is still checked
-        return [Check(label, False, error <= IDENTITY_TOL, details=details)]
+        return [_check(label, False, error <= IDENTITY_TOL, details=details)]
     bound = ising_closed_forms.dobrushin_ising_tmix_bound(inst.chain.n, max_degree, beta, EPS)
     t_mix = _tmix(inst)
     curve_ok = all(
@@ -877,7 +868,6 @@ STATEMENTS_BY_NAME: dict[str, Statement] = {s.name: s for s in STATEMENTS}
 
 __all__ = [
     "ALL_PAIRS_MAX_STATES",
-    "Check",
     "STATEMENTS",
     "STATEMENTS_BY_NAME",
     "Statement",

@@ -121,15 +121,15 @@ def test_theorem5_as_printed_is_refuted_and_the_correction_holds(build):
     x, y = chain.states()[cx.x_index], chain.states()[cx.y_index]
     assert np.flatnonzero(x != y).tolist() == [0]  # an adjacent pair differing at the hub
     # The printed hypothesis holds: row sums < 1 ...
-    assert alpha_row(C) == pytest.approx(cx.hypothesis_value) and alpha_row(C) < 1.0
+    assert alpha_row(C) == pytest.approx(cx.check.details["hypothesis_value"]) and alpha_row(C) < 1.0
     # ... yet the exact one-step expected Hamming distance exceeds the printed contraction,
     # and even exceeds 1 = d_H(x, y): the pair moves apart on average.
     observed = chain.one_step_hamming(cx.x_index, cx.y_index)
     printed = theorem5_contraction_factor(n, alpha_row(C)) * 1
-    assert observed == pytest.approx(cx.observed, abs=1e-12)
+    assert observed == pytest.approx(cx.check.exact, abs=1e-12)
     assert observed == pytest.approx(cx.details["closed_form"], rel=1e-12)
-    assert observed > printed + 0.1 and observed > 1.0 and cx.refuted
-    assert cx.claimed == pytest.approx(printed)
+    assert observed > printed + 0.1 and observed > 1.0 and cx.check.refuted
+    assert cx.check.bound == pytest.approx(printed)
     # Corrected statement: the column-sum bound holds, here with equality.
     assert observed <= adjacent_pair_hamming_bound(C, 0) + 1e-12
     assert observed == pytest.approx(adjacent_pair_hamming_bound(C, 0), rel=1e-12)
@@ -142,7 +142,7 @@ def test_theorem5_as_printed_is_refuted_and_the_correction_holds(build):
         assert t_mix <= bound
     assert math.isfinite(cert.tmix_row) and math.isinf(cert.tmix_col)
     assert t_mix == cx.details["tmix_exact"]
-    assert cx.to_dict()["refuted"] is True
+    assert cx.to_dict()["check"]["holds"] is False
 
 
 def test_copy_star_influences_closed_form():
@@ -156,7 +156,7 @@ def test_copy_star_influences_closed_form():
         expected[1:, 0] = (e - 1) / (e + q - 1)
         np.testing.assert_allclose(C, expected, rtol=1e-12, atol=1e-15)
     assert math.tanh(2.0) == pytest.approx(
-        theorem5_counterexample(q=2, strength=4.0).hypothesis_value, rel=1e-12
+        theorem5_counterexample(q=2, strength=4.0).check.details["hypothesis_value"], rel=1e-12
     )
 
 
@@ -179,9 +179,9 @@ def test_copy_star_family_refutes_whenever_the_closed_form_says_so(n, q, strengt
     # closed - (1 - (1 - r)/n) = (n - 2) r / n > 0: the printed bound fails for every n >= 3,
     # and the pair moves apart (E[d_H] > 1) exactly when (n - 1) r > 1.
     cx = theorem5_counterexample(n=n, q=q, strength=strength, tau=tau)
-    assert cx.refuted and cx.hypothesis_holds
-    assert cx.observed == pytest.approx(closed, rel=1e-12)
-    assert (cx.observed > 1.0) == ((n - 1) * r > 1.0)
+    assert cx.check.refuted and cx.check.hypothesis_held
+    assert cx.check.exact == pytest.approx(closed, rel=1e-12)
+    assert (cx.check.exact > 1.0) == ((n - 1) * r > 1.0)
     assert cx.details["tmix_exact"] <= cx.details["tmix_bound_row"]
 
 

@@ -57,7 +57,7 @@ def test_boundary_drift_counterexample_is_exact():
     boundary = count == b
     assert boundary.sum() == 8 and drift[boundary].min() > 0
     assert boundary_drift_as_printed(drift[boundary])
-    assert cx.hypothesis_holds and cx.hypothesis_value == pytest.approx(drift[boundary].min())
+    assert cx.check.hypothesis_held and cx.check.details["hypothesis_value"] == pytest.approx(drift[boundary].min())
     # Closed form: drift = (1 - down_ratio) (n - b) keep / n = 0.5 * 1 * 0.5 / 8.
     assert drift[boundary] == pytest.approx(np.full(8, 0.5 * 0.5 / 8))
     # ... the levels below the boundary have negative drift ...
@@ -65,8 +65,8 @@ def test_boundary_drift_counterexample_is_exact():
     # ... and the chain leaves B fast: exact P(leave B within T), dense reference.
     D = chain.dense_transition_matrix()
     leave = absorbing_hit_within(D, ~basin, T)
-    assert leave[cx.x_index] == pytest.approx(cx.observed, rel=1e-10)
-    assert cx.observed > 0.85 and cx.refuted and cx.claimed == 0.5
+    assert leave[cx.x_index] == pytest.approx(cx.check.exact, rel=1e-10)
+    assert cx.check.exact > 0.85 and cx.check.refuted and cx.check.bound == 0.5
     assert chain.states()[cx.x_index].tolist() == [0] * 7 + [1]
     # Expected exit time by first-step analysis, dense solve: h = 1 + P_BB h on B.
     h = np.linalg.solve(np.eye(basin.sum()) - D[np.ix_(basin, basin)], np.ones(basin.sum()))
