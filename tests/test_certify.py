@@ -3,7 +3,7 @@
 Oracles: the exact chain (full transition matrix, exact influence and score tables) of small toy
 models; closed forms for the Ising cycle (LPW 2nd ed. Theorem 15.1 and Section 15.2:
 neighbour influence ``tanh(2 beta)/2`` at an even-degree site) and for the asymmetric Ising
-rectangle (``|delta| = 4 |J_ij - J_ji| / tau``, THEORY.md item 3); the Ising margin
+rectangle (``|delta| = 4 |J_ij - J_ji| / tau``, docs/theory.md, `prop4`); the Ising margin
 ``2 (h + sum_k J s_k)`` of an all-up state; and the validity of every rigorous bound against the
 exact mixing time. Hypothesis draws random score tables and temperatures with ``q**n <= 81``.
 """
@@ -117,7 +117,7 @@ def test_sampled_influences_are_lower_bounds(model, tau, seed):
 
 
 def test_ising_cycle_influence_closed_form_and_valid_certificate():
-    # LPW 2nd ed. Section 15.2 (THEORY.md, "Exact oracles"): on the cycle every site has degree
+    # LPW 2nd ed. Section 15.2 (docs/theory.md, `cycle-relaxation` and `dobrushin`): on the cycle every site has degree
     # 2, so the influence of a neighbour is tanh(2 beta) / 2 and alpha = tanh(2 beta).
     n, tau = 6, 2.0
     cert = certify(IsingModel(nx.cycle_graph(n)), tau, **SMALL)
@@ -147,7 +147,7 @@ def test_sampled_ising_alpha_is_below_the_closed_form():
 
 @pytest.mark.parametrize("tau", [0.5, 1.0, 3.0])
 def test_rectangles_of_asymmetric_ising_match_the_closed_form(tau):
-    # THEORY.md item 3: flipping both spins of sites i, j gives |delta| = 4 |J_ij - J_ji| / tau.
+    # docs/theory.md, `prop4`: flipping both spins of sites i, j gives |delta| = 4 |J_ij - J_ji| / tau.
     model = AsymmetricIsingModel.random(5, rng=3, asym=0.7)
     cert = certify(model, tau, n_rectangles=30, budget=5, n_pairs=1)
     rect = cert.incompatibility.rectangles
@@ -230,7 +230,7 @@ def test_band_drift_certificate_on_a_planted_basin():
     level = (chain.states() == 0).sum(axis=1)
     eps = drift[(level > 2) & (level < 5)].min()
     assert eps > 0 and d.band_min_drift == pytest.approx(eps, abs=1e-12)
-    # THEORY.md item 8: P(escape) <= T exp(-2 eps (b - a - 1)) with c = 1.
+    # docs/theory.md, `drift-band`: P(escape) <= T exp(-2 eps (b - a - 1)) with c = 1.
     assert d.certificate.bound == pytest.approx(min(1.0, 2 * math.exp(-2 * eps * (5 - 2 - 1))))
     assert d.rigorous == (not d.vacuous) and d.band_states_complete
     assert cert.claim(ClaimKey.DRIFT_BAND).rigorous == d.rigorous

@@ -3,7 +3,7 @@
 Oracles: the exact chain of the toy model (mixing time), LPW 2nd ed. Theorem 15.5 (relaxation
 time of heat-bath Ising on the n-cycle: ``n / (1 - tanh(2 beta))``), the autoregressive control
 (a causal LM's conditionals come from one joint, so every rectangle has delta 0 up to float32
-rounding: THEORY.md item 3), the states file itself, and the error types of bad input.
+rounding: docs/theory.md, `prop4`), the states file itself, and the error types of bad input.
 """
 
 from __future__ import annotations

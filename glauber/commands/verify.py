@@ -1,6 +1,6 @@
 """``glauber verify``: the theorem table from exact toy chains.
 
-Runs every statement of THEORY.md (or those named with ``--statement``) on a battery of toy
+Runs every statement of docs/theory.md (or those named with ``--statement``) on a battery of toy
 instances with fixed seeds, prints the table and optionally writes it as JSON. Exit code 0 when
 every verified or corrected statement holds on every instance and every refuted (as-printed)
 statement shows its counterexample; 1 otherwise; 2 on bad input.
@@ -30,7 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "verify",
         help="check the paper's statements exactly on toy chains (theorem table)",
         description=(
-            "Check every statement of THEORY.md exactly on a battery of toy chains (random "
+            "Check every statement of docs/theory.md exactly on a battery of toy chains (random "
             "function models, Ising/Potts on graphs, asymmetric Ising, Curie-Weiss, planted "
             "basins; fixed seeds) and print the theorem table. Exit code 1 if a verified or "
             "corrected statement fails anywhere or a refuted one shows no counterexample."

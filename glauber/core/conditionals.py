@@ -1,6 +1,6 @@
 """Temperature-scaled conditionals ``p_tau(. | x_{-i}) = softmax(s_i(.; x_{-i}) / tau)``.
 
-This is the one place where scores are divided by ``tau`` (DESIGN.md, "The protocol").
+This is the one place where scores are divided by ``tau`` (docs/architecture.md, "The protocol").
 """
 
 from __future__ import annotations

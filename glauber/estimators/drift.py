@@ -8,7 +8,7 @@ Glauber kernel is exact given the state:
                  = (1/n) sum_i ( p_tau(t | x_{-i}) - 1{x_i = t} ).
 
 As printed, §5.4 checks ``delta_tau > 0`` at sampled *boundary* states and concludes exponentially
-slow escape; that does not follow (THEORY.md item 8). The corrected certificate
+slow escape; that does not follow (docs/theory.md, `drift-band`). The corrected certificate
 (:func:`glauber.theory.drift.band_drift_escape_bound`) needs ``delta_tau >= eps > 0`` at EVERY state
 with ``a < X < b``: ``P(escape below a within T steps | X_0 >= b) <= T exp(-2 eps (b - a - 1))``.
 From a sample of band states the minimum drift is an estimate of ``eps`` (an upper bound on the

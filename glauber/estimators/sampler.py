@@ -1,6 +1,6 @@
 """Batched Glauber dynamics: many chains advanced together, sampled on the model's device.
 
-One step of the chain (THEORY.md, "Setting"): pick a site ``i`` uniformly at random and resample
+One step of the chain (docs/theory.md, "Notation"): pick a site ``i`` uniformly at random and resample
 ``x_i`` from ``p_tau(. | x_{-i})``. :func:`glauber_chains` advances ``B`` chains at once; every
 chain picks *its own* site (a site shared by the whole batch would make all chains one draw),
 all ``B`` queries go into one :meth:`scores` call per step (``batch_size`` permitting), and the
@@ -243,7 +243,7 @@ def glauber_chains(
     frozen: Sequence[int] | np.ndarray | None = None,
     batch_size: int = 4096,
 ) -> ChainsResult:
-    """Run ``B`` independent Glauber chains in parallel (the kernel of THEORY.md, "Setting").
+    """Run ``B`` independent Glauber chains in parallel (the kernel of docs/theory.md, "Notation").
 
     Each step, every chain draws its own site uniformly from the non-frozen sites and resamples it
     from ``p_tau(. | x_{-i})`` (Gumbel-max). All chains share one :meth:`scores` call per step

@@ -184,7 +184,7 @@ def embed(model: Any, states: np.ndarray, batch: int = 256) -> np.ndarray:
     """Sequence embeddings ``[B, d]`` for the drift and trap diagnostics (paper App. A.1, B).
 
     Transformer backends: the mean over the sequence positions of the last hidden layer (the
-    model's own mean-pooled representation, DESIGN.md "Real models"). Toy models: the one-hot
+    model's own mean-pooled representation, docs/architecture.md, "Real models"). Toy models: the one-hot
     token counts ``[B, q]``.
     """
     states = np.asarray(states, dtype=np.int64)

@@ -1,4 +1,4 @@
-"""AntiBERTy, the offline default masked LM (DESIGN.md "Real models").
+"""AntiBERTy, the offline default masked LM (docs/architecture.md, "Real models").
 
 PyPI ``antiberty==0.1.3`` (MIT; Ruffolo et al., "Deciphering antibody affinity maturation with
 language models and weakly supervised learning", arXiv 2112.07782) ships a pretrained 8-layer

@@ -4,7 +4,7 @@ A causal LM defines a joint ``p(x) = prod_t p(x_t | BOS, x_<t)`` on sequences of
 Its single-site conditionals ``p(x_i = a | x_{-i}) = p(x^{i->a}) / sum_b p(x^{i->b})`` (over the
 resampling vocabulary ``V``) are those of one distribution (``p`` renormalised on ``V^n``), so
 they are compatible (Definition 1): by Theorem 3 that distribution is stationary and the chain
-reversible, and every rectangle has ``delta = 0`` (Proposition 4; THEORY.md item 3: every edge
+reversible, and every rectangle has ``delta = 0`` (Proposition 4; docs/theory.md, `prop4`: every edge
 log-ratio is a difference of joint log-probabilities). The scores are the joint log-probabilities
 ``log p(x^{i->a})`` of the ``q`` candidate sequences, computed in one batch.
 """

@@ -1,6 +1,6 @@
 """Device, precision and memory-budget choices shared by the transformer backends.
 
-DESIGN.md "Speed": fp32 on CPU; bf16/fp16 optional on CUDA (log-softmax stays in fp32
+docs/architecture.md, "Speed": fp32 on CPU; bf16/fp16 optional on CUDA (log-softmax stays in fp32
 downstream), either as the weights' dtype (:func:`resolve_dtype`) or by autocast over float32
 weights (:func:`resolve_autocast`); sub-batch automatically to fit a memory budget.
 """
@@ -112,7 +112,7 @@ def resolve_autocast(
     Autocast keeps the weights in ``dtype`` (which must then be float32) and runs matrix products
     in the lower precision, while ``torch.autocast`` keeps precision-sensitive ops (softmax,
     layer norm, ...) in float32. Scores are returned, and log-softmaxed, in float32 either way
-    (DESIGN.md "Speed": bf16/fp16 with fp32 log-softmax).
+    (docs/architecture.md, "Speed": bf16/fp16 with fp32 log-softmax).
 
     Parameters
     ----------

@@ -2,7 +2,7 @@
 
 A Glauber step needs the logits at the masked site only. Running the base encoder, gathering the
 hidden state at that position and applying the head to ``[B, hidden]`` costs ``B x V`` instead of
-``B x L x V`` in the output layer (DESIGN.md "Speed"; mlm-scoring's ``select_positions``).
+``B x L x V`` in the output layer (docs/architecture.md, "Speed"; mlm-scoring's ``select_positions``).
 The split is exact for the architectures listed in :func:`split_masked_lm`, whose ``forward`` is
 ``head(encoder(...).last_hidden_state)`` position by position (checked against the full logits in
 the tests); any other model uses the full-logits path.

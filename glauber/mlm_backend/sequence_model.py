@@ -2,7 +2,7 @@
 
 :class:`~glauber.mlm_backend.hf_masked_lm.HFMaskedLM` and
 :class:`~glauber.mlm_backend.autoregressive.CausalLMControl` both meet the ConditionalModel
-protocol (DESIGN.md, "The protocol") over a :class:`TokenVocabulary`: states hold indices
+protocol (docs/architecture.md, "The protocol") over a :class:`TokenVocabulary`: states hold indices
 ``0..q-1`` into ``vocab`` (token ids), each state is scored at one site, and a large batch is
 split into sub-batches sized by :func:`glauber.mlm_backend.device.token_budget`.
 """

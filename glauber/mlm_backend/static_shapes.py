@@ -4,7 +4,7 @@ A Glauber step calls the same forward pass on inputs of a few fixed shapes (``[r
 ids and ``[rows]`` mask positions; sub-batching gives at most two row counts per batch size).
 On CUDA, :class:`StaticShapeRunner` captures the function once per shape into a
 ``torch.cuda.CUDAGraph`` and replays it afterwards, which removes the per-kernel launch cost of
-the Python forward (PyTorch "CUDA semantics" notes, section "CUDA Graphs"; DESIGN.md "Speed").
+the Python forward (PyTorch "CUDA semantics" notes, section "CUDA Graphs"; docs/architecture.md, "Speed").
 Elsewhere there are no CUDA graphs; the runner then calls the function eagerly through the
 *same* static input and output buffers, so every part of it except the capture itself
 (:meth:`StaticShapeRunner._capture`) runs, and is tested, on the CPU.

@@ -1,6 +1,6 @@
 """The paper's statements as checkable functions (numpy/scipy/sympy only).
 
-Each module holds one result of THEORY.md: :mod:`~glauber.theory.kernels` (Proposition 1,
+Each module holds one result of docs/theory.md: :mod:`~glauber.theory.kernels` (Proposition 1,
 Corollary 2, Theorem 3), :mod:`~glauber.theory.rectangle` (Proposition 4),
 :mod:`~glauber.theory.contraction` (Theorem 5, corrected), :mod:`~glauber.theory.influence_bounds`
 (Lemma 6 and its sharper tanh form, Corollary 7), :mod:`~glauber.theory.escape` (Theorem 8 and the

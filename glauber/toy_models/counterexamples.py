@@ -1,4 +1,4 @@
-"""Exact counterexamples to two statements of the paper as printed (THEORY.md items 5 and 8).
+"""Exact counterexamples to two statements of the paper as printed (docs/theory.md, `thm5-printed` and `drift-printed`).
 
 * **Theorem 5 as printed** (false): with the row-sum ``alpha = max_i sum_j c_ij < 1`` it claims the
   one-step contraction ``E[d_H(X_1, Y_1)] <= (1 - (1 - alpha)/n) d_H(x, y)`` under the same-site

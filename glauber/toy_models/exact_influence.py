@@ -53,7 +53,7 @@ def influence_matrix(conditionals: np.ndarray) -> np.ndarray:
 
     ``c_ij = sup ||p(. | x_{-i}) - p(. | y_{-i})||_TV`` over ``x, y`` that differ only at ``j``: the
     influence OF site ``j`` ON site ``i``. Row sums are the paper's ``alpha`` (Theorem 5), column
-    sums the ``alpha_out`` of the corrected contraction (THEORY.md item 5). The diagonal is 0
+    sums the ``alpha_out`` of the corrected contraction (docs/theory.md, `thm5-corrected`). The diagonal is 0
     (a site's conditional does not see its own token).
 
     Parameters

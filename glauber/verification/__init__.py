@@ -1,6 +1,6 @@
 """Exact verification of the paper's statements on toy chains (``glauber verify``).
 
-:mod:`~glauber.verification.statements` holds one checker per statement of THEORY.md,
+:mod:`~glauber.verification.statements` holds one checker per statement of docs/theory.md,
 :mod:`~glauber.verification.battery` the toy instances (fixed seeds),
 :mod:`~glauber.verification.runner` runs them and :mod:`~glauber.verification.report` prints
 the table and writes the JSON. Large ``n`` use the exact lumped count chain

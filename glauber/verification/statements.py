@@ -1,4 +1,4 @@
-"""One checker per statement of THEORY.md, evaluated exactly on one toy instance.
+"""One checker per statement of docs/theory.md, evaluated exactly on one toy instance.
 
 A checker takes an :data:`~glauber.verification.instances.Instance` and returns a list of
 :class:`~glauber.core.claims.Claim` (one per instance, or one per basin of the instance; empty
@@ -84,7 +84,7 @@ def _check(
 
 @dataclass(frozen=True)
 class Statement:
-    """A statement of THEORY.md with its checker.
+    """A statement of docs/theory.md with its checker.
 
     Attributes
     ----------

@@ -58,7 +58,7 @@ def test_sampled_influence_is_a_lower_bound(seed, nq, tau, n_ctx, reps):
 def test_ising_cycle_closed_form(J, tau):
     # Heat-bath Ising on the 5-cycle (degree 2): p(+ | f) = (1 + tanh(f / tau)) / 2 with
     # f = J (s_left + s_right). Flipping one neighbour moves f by 2J; the other neighbour's
-    # spin S = +-J, so c = (tanh(2J/tau) - tanh(0)) / 2 = tanh(2 J / tau) / 2 (THEORY.md, Dobrushin
+    # spin S = +-J, so c = (tanh(2J/tau) - tanh(0)) / 2 = tanh(2 J / tau) / 2 (docs/theory.md, `dobrushin`, Dobrushin
     # for Ising; Levin–Peres–Wilmer §15.1). Scores are spin * f, so the oscillation is 2 * 2J.
     model = IsingModel(nx.cycle_graph(5), coupling=J)
     res = influence(model, tau, exhaustive=True)

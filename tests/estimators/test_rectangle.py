@@ -56,7 +56,7 @@ def test_gibbs_potts_topk_rectangles_vanish():
 @pytest.mark.parametrize("tau", [1.0, 0.5, 3.0])
 def test_asymmetric_ising_closed_form(tau):
     # q = 2: the only replacement flips a spin, so both spins flip and
-    # delta = 4 s_i s_j (J_ji - J_ij) / tau (THEORY.md item 3; derivation in
+    # delta = 4 s_i s_j (J_ji - J_ij) / tau (docs/theory.md, `prop4`; derivation in
     # glauber.theory.rectangle.asymmetric_ising_rectangle_delta: -2/tau times
     # [s_i(g_i + J_ij s_j) + s_j(g_j - J_ji s_i) - s_j(g_j + J_ji s_i) - s_i(g_i - J_ij s_j)]).
     J = _asym_J(5, 7)

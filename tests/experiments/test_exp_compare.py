@@ -20,7 +20,7 @@ def test_symmetric_toy_is_compatible_and_asymmetric_is_not(tmp_path):
     sym, asym = res
     assert sym["rectangle"]["compatible_within_atol"]
     assert sym["rectangle"]["max_abs_delta"] < 1e-9
-    # Both tokens flip in a binary rectangle: |delta| = 4 |J_ij - J_ji| (THEORY.md item 3).
+    # Both tokens flip in a binary rectangle: |delta| = 4 |J_ij - J_ji| (docs/theory.md, `prop4`).
     J = parse_toy_spec("asym-ising:n=6,seed=2").J
     assert asym["rectangle"]["max_abs_delta"] <= 4 * np.abs(J - J.T).max() + 1e-9
     assert asym["rectangle"]["n_above_atol"] > 0

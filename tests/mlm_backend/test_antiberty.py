@@ -81,7 +81,7 @@ def test_scores_match_tokenizer_and_full_forward(antiberty):
 def test_masked_token_accuracy_on_trastuzumab_vh(antiberty):
     # Every residue of trastuzumab VH masked in turn, the rest of the chain as context.
     # Measured: 0.842 here (0.828 over all 453 residues of the four shipped chains);
-    # DESIGN.md quotes about 93% for antibody sequences.
+    # docs/architecture.md ("Real models") quotes about 93% for antibody sequences.
     n = len(TRASTUZUMAB_VH)
     mlm = antiberty.with_length(n)
     x = mlm.encode(TRASTUZUMAB_VH)

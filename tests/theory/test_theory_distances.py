@@ -76,7 +76,7 @@ def test_hilbert_hand_value_and_constant_invariance() -> None:
 @SETTINGS
 @given(laws)
 def test_tv_at_most_tanh_quarter_hilbert(pair: tuple[list[float], list[float]]) -> None:
-    # Sharper Lemma 6 (THEORY.md item 6): TV(softmax s, softmax t) <= tanh(H/4) <= H/4.
+    # Sharper Lemma 6 (docs/theory.md, `tanh`): TV(softmax s, softmax t) <= tanh(H/4) <= H/4.
     s, t = (np.array(v) for v in pair)
     h = hilbert_distance(s, t)
     tv = tv_distance(_softmax(s), _softmax(t))

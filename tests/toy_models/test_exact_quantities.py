@@ -54,7 +54,7 @@ def test_ising_path_influence_and_oscillation_closed_forms() -> None:
     # moves f by 2J, so TV = |tanh(beta f) - tanh(beta (f - 2J))|/2, largest for f symmetric
     # about 0.
     # Degree-1 site (others sum to 0, f = +-J): c = tanh(beta J). Degree-2 site (the other
-    # neighbour gives f in {0, 2J}): c = tanh(2 beta J)/2. (THEORY.md, Dobrushin for Ising,
+    # neighbour gives f in {0, 2J}): c = tanh(2 beta J)/2. (docs/theory.md, `dobrushin`, Dobrushin for Ising,
     # LPW 2nd ed. Theorem 15.1.) Oscillation: s_i(+-) shifts by +-2J, so Delta_ij = 4|J_ij|.
     n, J, tau = 4, 0.7, 0.8
     beta = 1 / tau
@@ -95,7 +95,7 @@ def test_influence_and_oscillation_match_brute_force(
     C, D = chain.influence_matrix(), chain.oscillation_matrix()
     np.testing.assert_allclose(C, C_ref, rtol=1e-13, atol=1e-15)
     np.testing.assert_allclose(D, D_ref, rtol=1e-13, atol=1e-14)
-    # Lemma 6 (true as printed) and the sharper tanh form (THEORY.md item 6).
+    # Lemma 6 (true as printed) and the sharper tanh form (docs/theory.md, `tanh`).
     assert np.all(C <= D / (4 * tau) + 1e-12)
     assert np.all(C <= np.tanh(D / (4 * tau)) + 1e-12)
     # The oscillation is temperature-free.
@@ -167,7 +167,7 @@ def test_worst_adjacent_pair_is_the_maximum_over_adjacent_pairs(
 
 
 def test_star_counterexample_to_row_sum_contraction() -> None:
-    # THEORY.md item 5: hub 0 ignores the leaves (uniform conditional); each of the 3 leaves copies
+    # docs/theory.md, `thm5-corrected`: hub 0 ignores the leaves (uniform conditional); each of the 3 leaves copies
     # the hub with probability (1 + delta)/2. Row sums of C: leaf rows delta, hub row 0, so the
     # paper's alpha = delta = 0.5 < 1. From a pair differing only at the hub, a leaf update
     # disagrees with probability TV = delta, the hub update with 0:

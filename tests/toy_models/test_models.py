@@ -3,7 +3,7 @@
 Oracles: scores computed by hand from the definitions (arithmetic in comments); the Gibbs
 conditional pi(x^a) / sum_b pi(x^b) obtained by enumerating log_weight over V^n (Theorem 3:
 compatible models have the Gibbs conditionals); the closed form of the rectangle statistic for
-asymmetric couplings (THEORY.md item 3, derived below).
+asymmetric couplings (docs/theory.md, `prop4`, derived below).
 """
 
 from __future__ import annotations
@@ -217,7 +217,7 @@ def test_asymmetric_rectangle_delta_closed_form(n, data):
     # Flip s_i then s_j (x -> y -> z) versus s_j then s_i (x -> w -> z). With scores (-f, f) the
     # edge log-ratio of flipping s_i is -2 s_i f_i(x); flipping s_i changes f_j by -2 J_ji s_i.
     # delta = [-2 s_i f_i - 2 s_j (f_j - 2 J_ji s_i)] - [-2 s_j f_j - 2 s_i (f_i - 2 J_ij s_j)]
-    #       = 4 s_i s_j (J_ji - J_ij),   so |delta| = 4 |J_ij - J_ji| (THEORY.md item 3).
+    #       = 4 s_i s_j (J_ji - J_ij),   so |delta| = 4 |J_ij - J_ji| (docs/theory.md, `prop4`).
     j = data.draw(coupling_matrices(n))
     h = np.array(data.draw(st.lists(couplings, min_size=n, max_size=n)))
     model = AsymmetricIsingModel(j, field=h)

@@ -1,1 +1,1 @@
-"""Exact verification of every statement of THEORY.md on toy chains."""
+"""Exact verification of every statement of docs/theory.md on toy chains."""

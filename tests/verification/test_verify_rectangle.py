@@ -68,7 +68,7 @@ def test_proposition4_gibbs_rectangles_all_vanish(model, tau):
 @given(model=asym_ising_models(), tau=temperatures)
 @settings(max_examples=20, deadline=None)
 def test_proposition4_asymmetric_ising_closed_form(model, tau):
-    # Flipping both spins: delta = 4 s_i s_j (J_ji - J_ij) / tau (THEORY.md item 3, derived in
+    # Flipping both spins: delta = 4 s_i s_j (J_ji - J_ij) / tau (docs/theory.md, `prop4`, derived in
     # glauber.theory.rectangle from the four edge log-ratios), whatever the field and the rest.
     J = model.J
     states = all_states(model.n, 2)
