@@ -32,9 +32,13 @@ from benchmarks.measure import clock, feed_forward_matmul_flops, machine_info
 from benchmarks.report import publish, row
 from benchmarks.sampler import initial_states, load_model, synchronize
 from glauber.core import log_conditionals
-from glauber.estimators import coupling_time, influence, rectangle_test
-from glauber.estimators import maximal_coupling_step
 from glauber.core.arrays import like, namespace
+from glauber.estimators import (
+    coupling_time,
+    influence,
+    maximal_coupling_step,
+    rectangle_test,
+)
 from glauber.estimators.sampler import device_generator, random_sites, to_model_library
 from glauber.mlm_backend import HFMaskedLM
 

@@ -4,7 +4,8 @@
 (``antiberty``, ``sapiens-vh``, ``sapiens-vl``, ``tiny-gpt2-control``, ...), ``hf:<hub name>``
 or a local checkpoint directory (:func:`glauber.mlm_backend.load_model`), or a toy
 specification such as ``ising-cycle:n=8`` (:func:`glauber.toy_models.parse_toy_spec`).
-:func:`read_states` reads states from a text file. The MLM backend (and torch) is imported only for MLM names.
+:func:`read_states` reads states from a text file. The MLM backend (and torch) is imported only for
+MLM names.
 """
 
 from __future__ import annotations
@@ -16,14 +17,14 @@ from typing import Any
 
 import numpy as np
 
+from glauber.core.protocol import ConditionalModel
+from glauber.core.validation import check_positive_int
 from glauber.errors import (
     InvalidParameterError,
     SequenceLengthError,
     UnknownModelError,
     VocabularyError,
 )
-from glauber.core.protocol import ConditionalModel
-from glauber.core.validation import check_positive_int
 from glauber.toy_models.specs import TOY_FAMILIES, parse_toy_spec
 
 #: Sequence length of an MLM when none is asked for (keeps the default certify run short).

@@ -1,12 +1,14 @@
-"""The :class:`Certificate` of :func:`~glauber.certify.certify`: the stages' own results, the claims.
+"""The :class:`Certificate` of :func:`~glauber.certify.certify`: the stages' own results, the
+claims.
 
 One result type per stage: the certificate stores what each estimator returned
 (:class:`~glauber.estimators.RectangleTestResult` for Proposition 4,
-:class:`~glauber.estimators.InfluenceResult` for Definition 2 / Lemma 6 and the corrected
-Theorem 5, :class:`~glauber.estimators.MarginsResult` for Appendix A.1 margins and Theorem 8,
-:class:`~glauber.estimators.DriftResult` for Section 5.4, :class:`~glauber.estimators.CouplingResult`
-for Section 6.1), the :class:`~glauber.core.claims.Claim` list, the exact values of a small chain
-(:class:`ExactValues`), the run's :class:`Settings`, :class:`Timings` and :class:`Versions`.
+:class:`~glauber.estimators.InfluenceResult` for Definition 2 / Lemma 6 and the corrected Theorem 5,
+:class:`~glauber.estimators.MarginsResult` for Appendix A.1 margins and Theorem 8,
+:class:`~glauber.estimators.DriftResult` for Section 5.4,
+:class:`~glauber.estimators.CouplingResult` for Section 6.1), the
+:class:`~glauber.core.claims.Claim` list, the exact values of a small chain (:class:`ExactValues`),
+the run's :class:`Settings`, :class:`Timings` and :class:`Versions`.
 
 ``to_json``/``from_json`` round-trip exactly: strict JSON (``inf`` as ``"inf"``, NaN as ``null``),
 decoded field by field from the dataclasses' type hints. Two certificates are equal when their
@@ -124,8 +126,7 @@ class Certificate:
     ----------
     model : str
         The model's name.
-    n, q : int
-    tau, eps : float
+    n, q : int tau, eps : float
     seed : int
     device : str
     labels : tuple of str

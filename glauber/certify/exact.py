@@ -13,7 +13,11 @@ import numpy as np
 
 from glauber.certify.certificate import ExactValues
 from glauber.core.protocol import ConditionalModel
-from glauber.errors import ConvergenceError, NonPositiveConditionalError, StateSpaceTooLargeError
+from glauber.errors import (
+    ConvergenceError,
+    NonPositiveConditionalError,
+    StateSpaceTooLargeError,
+)
 from glauber.theory.contraction import certify_contraction
 from glauber.toy_models.exact_chain import ExactChain
 

@@ -19,13 +19,23 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from glauber.certify.certificate import Certificate, Settings, Timings, software_versions
+from glauber.certify.certificate import (
+    Certificate,
+    Settings,
+    Timings,
+    software_versions,
+)
 from glauber.certify.claims import build_claims
 from glauber.certify.exact import EXACT_MAX_STATES, exact_values
 from glauber.core.conditionals import answers_on_host, host_states
 from glauber.core.enumeration import all_states
 from glauber.core.protocol import ConditionalModel
-from glauber.core.validation import check_eps, check_nonnegative_int, check_positive_int, check_tau
+from glauber.core.validation import (
+    check_eps,
+    check_nonnegative_int,
+    check_positive_int,
+    check_tau,
+)
 from glauber.errors import BasinError, InvalidParameterError, StateSpaceTooLargeError
 from glauber.estimators.coupling import CouplingResult, coupling_time
 from glauber.estimators.drift import DriftResult, drift

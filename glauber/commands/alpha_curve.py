@@ -41,3 +41,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {name:>12}: {'not on this grid' if tau is None else f'{tau:g}'}")
     print(f"  Corollary 7: tau > {res['corollary7_tau']:.4g}")
     return 0
+
+
+__all__ = [
+    "register",
+    "run",
+]

@@ -18,7 +18,12 @@ from tqdm import tqdm
 
 from glauber.certify import certify, format_certificate
 from glauber.core.io import atomic_write_text, check_output_path
-from glauber.core.validation import check_eps, check_nonnegative_int, check_positive_int, check_tau
+from glauber.core.validation import (
+    check_eps,
+    check_nonnegative_int,
+    check_positive_int,
+    check_tau,
+)
 from glauber.errors import InvalidParameterError
 from glauber.models import DEFAULT_MLM_LENGTH, read_states, resolve_model
 
@@ -119,3 +124,10 @@ def run(args: argparse.Namespace) -> int:
     if args.json is not None:
         atomic_write_text(args.json, cert.to_json() + "\n")
     return 0
+
+
+__all__ = [
+    "DEFAULTS",
+    "register",
+    "run",
+]

@@ -37,3 +37,9 @@ def run(args: argparse.Namespace) -> int:
                       args.device, progress=not args.no_progress, command=command_line())
     print(compare_markdown(results))
     return 0
+
+
+__all__ = [
+    "register",
+    "run",
+]

@@ -37,3 +37,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"{len(rows)} cells ({censored} censored) -> {args.out}/phase_diagram.csv, "
           f"phase_diagram.png")
     return 0
+
+
+__all__ = [
+    "register",
+    "run",
+]

@@ -45,3 +45,9 @@ def run(args: argparse.Namespace) -> int:
                    args.levels, args.device, not args.no_progress)
     print(f"{s['n_traps']} traps ({s['n_perfect']} perfect) -> {args.out}/trajectory_summary.json")
     return 0
+
+
+__all__ = [
+    "register",
+    "run",
+]

@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from glauber.core.io import write_json_atomic
 from glauber.errors import InvalidParameterError
-
 from glauber.verification import (
     STATEMENTS_BY_NAME,
     build_battery,
@@ -21,7 +21,6 @@ from glauber.verification import (
     run_statements,
     select_statements,
 )
-from glauber.core.io import write_json_atomic
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -65,3 +64,9 @@ def run(args: argparse.Namespace) -> int:
                         instances=len(battery)),
         )
     return 0 if all(o.ok for o in outcomes) else 1
+
+
+__all__ = [
+    "register",
+    "run",
+]

@@ -13,7 +13,11 @@ This package imports nothing of ``glauber`` but :mod:`glauber.errors`; see
 ``docs/architecture.md`` for the layers above it.
 """
 
-from glauber.core.conditionals import host_states, iter_log_conditionals, log_conditionals
+from glauber.core.conditionals import (
+    host_states,
+    iter_log_conditionals,
+    log_conditionals,
+)
 from glauber.core.enumeration import all_states, state_index
 from glauber.core.protocol import ConditionalModel
 

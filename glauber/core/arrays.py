@@ -119,3 +119,16 @@ def _torch() -> Any:
     import torch
 
     return torch
+
+
+__all__ = [
+    "all_finite",
+    "is_torch",
+    "jsonable",
+    "JsonResult",
+    "like",
+    "log_softmax",
+    "namespace",
+    "take_rows",
+    "to_numpy",
+]

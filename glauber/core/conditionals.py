@@ -10,10 +10,10 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from glauber.errors import NonFiniteScoresError, SequenceLengthError, VocabularyError
 from glauber.core.arrays import all_finite, is_torch, log_softmax, to_numpy
 from glauber.core.protocol import ConditionalModel
 from glauber.core.validation import check_positive_int, check_tau
+from glauber.errors import NonFiniteScoresError, SequenceLengthError, VocabularyError
 
 
 def check_states(model: ConditionalModel, states: Any) -> None:
@@ -188,3 +188,14 @@ def trusted_inputs(model: ConditionalModel) -> Iterator[None]:
         yield
     finally:
         model.check_inputs = flag
+
+
+__all__ = [
+    "answers_on_host",
+    "check_states",
+    "enumerable",
+    "host_states",
+    "iter_log_conditionals",
+    "log_conditionals",
+    "trusted_inputs",
+]

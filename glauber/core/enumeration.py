@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from glauber.errors import InvalidParameterError, StateSpaceTooLargeError, VocabularyError
+from glauber.errors import (
+    InvalidParameterError,
+    StateSpaceTooLargeError,
+    VocabularyError,
+)
 
 
 def check_state_space(n: int, q: int, max_states: int) -> int:
@@ -105,3 +109,12 @@ def neighbour_indices(n: int, q: int) -> np.ndarray:
     base = index[None, :] - (digits * weights[None, :]).T  # [n, S]: x with site i zeroed
     tokens = np.arange(q, dtype=np.int64)
     return base[:, :, None] + weights[:, None, None] * tokens[None, None, :]
+
+
+__all__ = [
+    "all_states",
+    "check_state_space",
+    "neighbour_indices",
+    "radix_weights",
+    "state_index",
+]

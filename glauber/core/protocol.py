@@ -37,3 +37,8 @@ class ConditionalModel(Protocol):
     def scores(self, states: Any, sites: Any) -> Any:
         """Scores at ``tau = 1``: ``[B, n]`` ints and ``[B]`` sites to ``[B, q]`` floats."""
         ...
+
+
+__all__ = [
+    "ConditionalModel",
+]

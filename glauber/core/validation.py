@@ -180,3 +180,16 @@ def check_square_matrix(matrix: object, name: str, nonnegative: bool = True) -> 
             "oscillations are non-negative"
         )
     return arr
+
+
+__all__ = [
+    "check_eps",
+    "check_finite_float",
+    "check_nonnegative_float",
+    "check_nonnegative_int",
+    "check_positive_float",
+    "check_positive_int",
+    "check_square_matrix",
+    "check_tau",
+    "check_vocab_size",
+]

@@ -20,7 +20,11 @@ resolved on first use (no module of this package imports :mod:`glauber.certify`)
 
 from typing import Any
 
-from glauber.estimators.coupling import CouplingResult, coupling_time, maximal_coupling_step
+from glauber.estimators.coupling import (
+    CouplingResult,
+    coupling_time,
+    maximal_coupling_step,
+)
 from glauber.estimators.drift import DriftResult, drift
 from glauber.estimators.escape import Basin, EscapeResult, escape_probability
 from glauber.estimators.influence import InfluenceResult, influence

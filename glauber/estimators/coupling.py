@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 
-from glauber.errors import InvalidParameterError
 from glauber.core.arrays import JsonResult, is_torch, like, namespace, to_numpy
 from glauber.core.conditionals import host_states, trusted_inputs
 from glauber.core.protocol import ConditionalModel
+from glauber.core.validation import check_positive_int, check_tau
+from glauber.errors import InvalidParameterError
 from glauber.estimators.sampler import (
     FiniteGuard,
     SeedLike,
@@ -30,7 +31,6 @@ from glauber.estimators.sampler import (
     to_model_library,
     uniform,
 )
-from glauber.core.validation import check_positive_int, check_tau
 
 
 def maximal_coupling_step(log_p: Any, log_q: Any, generator: Any) -> tuple[Any, Any]:
@@ -252,3 +252,11 @@ def _log(w: Any) -> Any:
 def _as_2d(states: Any) -> Any:
     states = states if is_torch(states) else np.asarray(states)
     return states[None, :] if states.ndim == 1 else states
+
+
+__all__ = [
+    "coupled_step",
+    "coupling_time",
+    "CouplingResult",
+    "maximal_coupling_step",
+]

@@ -22,12 +22,16 @@ from typing import Any
 
 import numpy as np
 
-from glauber.errors import InvalidParameterError, VocabularyError
 from glauber.core.arrays import JsonResult, to_numpy
 from glauber.core.conditionals import host_states, iter_log_conditionals
 from glauber.core.protocol import ConditionalModel
-from glauber.theory.drift import BandDriftBound, band_drift_escape_bound, boundary_drift_as_printed
 from glauber.core.validation import check_positive_int, check_tau
+from glauber.errors import InvalidParameterError, VocabularyError
+from glauber.theory.drift import (
+    BandDriftBound,
+    band_drift_escape_bound,
+    boundary_drift_as_printed,
+)
 
 
 @dataclass(frozen=True)
@@ -197,3 +201,9 @@ def _band(band: tuple[float, float]) -> tuple[float, float]:
     if not (np.isfinite(a) and np.isfinite(b) and a < b):
         raise InvalidParameterError(f"band must satisfy a < b (finite), got {band!r}")
     return a, b
+
+
+__all__ = [
+    "drift",
+    "DriftResult",
+]

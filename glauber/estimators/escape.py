@@ -16,11 +16,11 @@ from typing import Any, Callable
 
 import numpy as np
 
-from glauber.errors import BasinError, InvalidParameterError
 from glauber.core.arrays import JsonResult, like, namespace, to_numpy
 from glauber.core.conditionals import host_states, iter_log_conditionals
 from glauber.core.protocol import ConditionalModel
 from glauber.core.validation import check_positive_int, check_tau
+from glauber.errors import BasinError, InvalidParameterError
 
 #: A basin: ``basin(states[B, n]) -> bool[B]`` (True for states inside).
 Basin = Callable[[np.ndarray], Any]
@@ -211,3 +211,14 @@ def _weights(weights: Any, s_count: int) -> np.ndarray | None:
             f"shape {w.shape}"
         )
     return w / w.sum()
+
+
+__all__ = [
+    "Basin",
+    "basin_states",
+    "escape_probability",
+    "EscapeResult",
+    "evaluate_basin",
+    "exit_mask",
+    "exit_mass",
+]

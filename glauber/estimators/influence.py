@@ -16,11 +16,12 @@ from typing import Any
 
 import numpy as np
 
-from glauber.errors import InvalidParameterError
 from glauber.core.arrays import JsonResult, like, namespace, to_numpy
 from glauber.core.conditionals import host_states, iter_log_conditionals
 from glauber.core.enumeration import all_states
 from glauber.core.protocol import ConditionalModel
+from glauber.core.validation import check_eps, check_positive_int, check_tau
+from glauber.errors import InvalidParameterError
 from glauber.estimators.sampler import SeedLike, concat
 from glauber.theory.contraction import ContractionCertificate, certify_contraction
 from glauber.theory.influence_bounds import (
@@ -30,7 +31,6 @@ from glauber.theory.influence_bounds import (
     lemma6_bound,
     tanh_bound,
 )
-from glauber.core.validation import check_eps, check_positive_int, check_tau
 
 #: Tolerance of the Lemma 6 / tanh consistency checks (rounding of TV in float32).
 _CHECK_ATOL = 1e-6
@@ -256,3 +256,9 @@ def _max_influence(
         np.maximum.at(C, (i, j), tv)
         np.maximum.at(Delta, (i, j), osc)
     return C, Delta, n_queries
+
+
+__all__ = [
+    "influence",
+    "InfluenceResult",
+]

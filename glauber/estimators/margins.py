@@ -21,11 +21,19 @@ from typing import Any
 
 import numpy as np
 
-from glauber.errors import InvalidParameterError
-from glauber.core.arrays import JsonResult, like, log_softmax, namespace, take_rows, to_numpy
+from glauber.core.arrays import (
+    JsonResult,
+    like,
+    log_softmax,
+    namespace,
+    take_rows,
+    to_numpy,
+)
 from glauber.core.conditionals import host_states, iter_log_conditionals
-from glauber.estimators.escape import Basin, basin_states, exit_mask
 from glauber.core.protocol import ConditionalModel
+from glauber.core.validation import check_positive_int, check_tau
+from glauber.errors import InvalidParameterError
+from glauber.estimators.escape import Basin, basin_states, exit_mask
 from glauber.theory.escape import (
     BasinMargins,
     basin_margins,
@@ -33,7 +41,6 @@ from glauber.theory.escape import (
     theorem8_escape_bound,
     theorem8_tmix_lower_bound,
 )
-from glauber.core.validation import check_positive_int, check_tau
 
 
 @dataclass(frozen=True)
@@ -226,3 +233,9 @@ def _site_margins(
         return None if a is None else a.reshape(s_count, n)
 
     return marg.reshape(s_count, n), shaped(exit_marg), shaped(leave), shaped(exits)
+
+
+__all__ = [
+    "margins",
+    "MarginsResult",
+]

@@ -26,13 +26,13 @@ from typing import Any, Literal
 import numpy as np
 from scipy import stats
 
-from glauber.errors import InvalidParameterError
 from glauber.core.arrays import JsonResult, is_torch, namespace, take_rows, to_numpy
 from glauber.core.conditionals import host_states, iter_log_conditionals
 from glauber.core.protocol import ConditionalModel
+from glauber.core.validation import check_positive_int, check_tau
+from glauber.errors import InvalidParameterError
 from glauber.estimators.sampler import SeedLike
 from glauber.theory.rectangle import rectangle_delta_from_edges
-from glauber.core.validation import check_positive_int, check_tau
 
 #: Default rounding tolerance on ``|delta|`` by the dtype of the log-conditionals.
 _DEFAULT_ATOL = {"float64": 1e-9, "float32": 1e-4}
@@ -479,3 +479,12 @@ def _summarise(
         compatible_within_atol=n_above == 0,
         rectangles=rectangles,
     )
+
+
+__all__ = [
+    "arnold_press_statistic",
+    "ArnoldPressResult",
+    "rectangle_test",
+    "Rectangles",
+    "RectangleTestResult",
+]

@@ -1,12 +1,12 @@
 """Batched Glauber dynamics: many chains advanced together, sampled on the model's device.
 
-One step of the chain (docs/theory.md, "Notation"): pick a site ``i`` uniformly at random and resample
-``x_i`` from ``p_tau(. | x_{-i})``. :func:`glauber_chains` advances ``B`` chains at once; every
-chain picks *its own* site (a site shared by the whole batch would make all chains one draw),
-all ``B`` queries go into one :meth:`scores` call per step (``batch_size`` permitting), and the
-draw is a Gumbel-max in the model's array library: a numpy ``Generator`` for toy models, a
-``torch.Generator`` on the model's device for MLMs, so a torch model never sends states to the
-host between steps.
+One step of the chain (docs/theory.md, "Notation"): pick a site ``i`` uniformly at random and
+resample ``x_i`` from ``p_tau(. | x_{-i})``. :func:`glauber_chains` advances ``B`` chains at once;
+every chain picks *its own* site (a site shared by the whole batch would make all chains one draw),
+all ``B`` queries go into one :meth:`scores` call per step (``batch_size`` permitting), and the draw
+is a Gumbel-max in the model's array library: a numpy ``Generator`` for toy models, a
+``torch.Generator`` on the model's device for MLMs, so a torch model never sends states to the host
+between steps.
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from glauber.errors import FrozenSitesError, InvalidParameterError, NonFiniteScoresError
 from glauber.core.arrays import JsonResult, is_torch, like, namespace, to_numpy
 from glauber.core.conditionals import (
     host_states,
@@ -26,6 +25,7 @@ from glauber.core.conditionals import (
 )
 from glauber.core.protocol import ConditionalModel
 from glauber.core.validation import check_nonnegative_int, check_positive_int, check_tau
+from glauber.errors import FrozenSitesError, InvalidParameterError, NonFiniteScoresError
 
 SeedLike = int | np.random.Generator | None
 
@@ -344,3 +344,20 @@ def glauber_chains(
 def copy_states(states: Any) -> Any:
     """Return a copy of a numpy array or torch tensor (same library and device)."""
     return states.clone() if is_torch(states) else states.copy()
+
+
+__all__ = [
+    "ChainsResult",
+    "concat",
+    "copy_states",
+    "device_generator",
+    "FiniteGuard",
+    "frozen_mask",
+    "glauber_chains",
+    "random_sites",
+    "sample_categorical",
+    "SeedLike",
+    "step_log_conditionals",
+    "to_model_library",
+    "uniform",
+]

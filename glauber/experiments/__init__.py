@@ -7,7 +7,12 @@ stopped. Toy models get their exact quantities (``ExactChain``) beside the estim
 """
 
 from glauber.experiments.checkpoint import ResultsLog, config_hash
-from glauber.experiments.executor import Executor, LocalExecutor, RayExecutor, make_executor
+from glauber.experiments.executor import (
+    Executor,
+    LocalExecutor,
+    RayExecutor,
+    make_executor,
+)
 
 __all__ = [
     "Executor",

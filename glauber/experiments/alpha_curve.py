@@ -22,8 +22,8 @@ import numpy as np
 
 from glauber.core.arrays import to_numpy
 from glauber.core.conditionals import enumerable
-from glauber.estimators.influence import influence
 from glauber.core.io import atomic_write_text
+from glauber.estimators.influence import influence
 from glauber.experiments.checkpoint import ResultsLog, dumps
 from glauber.experiments.common import (
     context_states,
@@ -148,7 +148,8 @@ def alpha_curve(
     taus : sequence or comma-separated string
         Temperatures.
     length : int, optional
-        Sequence length (default: a toy's own ``n``; :data:`glauber.models.DEFAULT_MLM_LENGTH` for MLMs).
+        Sequence length (default: a toy's own ``n``; :data:`glauber.models.DEFAULT_MLM_LENGTH` for
+        MLMs).
     contexts, replacements : int
         Sampled contexts and replacements per (context, site) for MLMs (toys with
         ``q**n <= max_states`` are enumerated).

@@ -1,7 +1,8 @@
 """Atomic files and resumable per-cell result logs.
 
 Every file is written with :func:`glauber.core.io.atomic_write_text` (a temporary sibling moved
-into place): a reader (or a resumed run) sees the old file or the new one, never a partial row. A :class:`ResultsLog` is a JSON-lines file whose first line is a header
+into place): a reader (or a resumed run) sees the old file or the new one, never a partial row. A
+:class:`ResultsLog` is a JSON-lines file whose first line is a header
 recording the configuration (command line, model, grids, seed) and its hash; resuming with a
 different configuration raises :class:`~glauber.errors.ResumeMismatchError`.
 """
@@ -14,9 +15,9 @@ import os
 from pathlib import Path
 from typing import Any, Iterator
 
-from glauber.errors import ResumeMismatchError
 from glauber.core.arrays import jsonable
 from glauber.core.io import atomic_write_text
+from glauber.errors import ResumeMismatchError
 
 #: Version of the log format; part of every header.
 LOG_FORMAT = 1

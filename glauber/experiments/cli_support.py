@@ -33,3 +33,10 @@ def executor_from(args: argparse.Namespace) -> Executor:
 def command_line() -> str:
     """The command line of this process, for the provenance header of a results log."""
     return shlex.join(["glauber", *sys.argv[1:]])
+
+
+__all__ = [
+    "add_common_arguments",
+    "command_line",
+    "executor_from",
+]

@@ -18,11 +18,11 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from glauber.errors import InvalidParameterError
 from glauber.core.arrays import to_numpy
 from glauber.core.conditionals import enumerable
 from glauber.core.io import atomic_write_bytes, atomic_write_text
 from glauber.core.validation import check_positive_int, check_tau
+from glauber.errors import InvalidParameterError
 
 
 # ----------------------------------------------------------------------------------- grids
@@ -183,8 +183,8 @@ def context_states(model: Any, count: int, seed: int) -> np.ndarray:
 def embed(model: Any, states: np.ndarray, batch: int = 256) -> np.ndarray:
     """Sequence embeddings ``[B, d]`` for the drift and trap diagnostics (paper App. A.1, B).
 
-    Transformer backends: the mean over the sequence positions of the last hidden layer (the
-    model's own mean-pooled representation, docs/architecture.md, "Real models"). Toy models: the one-hot
+    Transformer backends: the mean over the sequence positions of the last hidden layer (the model's
+    own mean-pooled representation, docs/architecture.md, "Real models"). Toy models: the one-hot
     token counts ``[B, q]``.
     """
     states = np.asarray(states, dtype=np.int64)
@@ -260,3 +260,19 @@ def pyplot() -> Any:
 
     return plt
 
+
+__all__ = [
+    "context_states",
+    "embed",
+    "exact_tmix",
+    "get_model",
+    "parse_floats",
+    "parse_ints",
+    "parse_names",
+    "positive_budget",
+    "pyplot",
+    "save_figure",
+    "state_text",
+    "toy_spec_at_length",
+    "write_csv",
+]

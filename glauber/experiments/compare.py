@@ -31,8 +31,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from glauber.certify import certify
-from glauber.experiments.alpha_curve import CachedScores
 from glauber.core.io import atomic_write_text
+from glauber.experiments.alpha_curve import CachedScores
 from glauber.experiments.checkpoint import ResultsLog, dumps
 from glauber.experiments.common import (
     context_states,

@@ -19,8 +19,8 @@ from typing import Sequence
 
 import numpy as np
 
-from glauber.estimators.coupling import coupling_time
 from glauber.core.io import atomic_write_text
+from glauber.estimators.coupling import coupling_time
 from glauber.experiments.checkpoint import ResultsLog, dumps
 from glauber.experiments.common import (
     exact_tmix,

@@ -161,3 +161,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())
+
+
+__all__ = [
+    "findings",
+    "main",
+    "PAPER_DELTA_RANGE",
+    "render",
+]

@@ -34,10 +34,11 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from glauber.core.io import atomic_write_text
+from glauber.core.validation import check_tau
 from glauber.errors import InvalidParameterError, ResumeMismatchError
 from glauber.estimators.margins import margins
 from glauber.estimators.sampler import glauber_chains
-from glauber.core.io import atomic_write_text
 from glauber.experiments.checkpoint import config_hash, dumps
 from glauber.experiments.common import (
     context_states,
@@ -49,7 +50,6 @@ from glauber.experiments.common import (
     save_figure,
     state_text,
 )
-from glauber.core.validation import check_tau
 
 CSV_HEADER = "step,chain,state,text\n"
 
@@ -258,7 +258,8 @@ def trajectory(
         ``record_every``), and the recording interval.
     seed : int
     length : int, optional
-        Sequence length (default: a toy's own ``n``; :data:`glauber.models.DEFAULT_MLM_LENGTH` for MLMs).
+        Sequence length (default: a toy's own ``n``; :data:`glauber.models.DEFAULT_MLM_LENGTH` for
+        MLMs).
     window, threshold : trap detection (steps, cosine drift).
     levels : semantic-drift levels whose hitting times are reported.
 

@@ -20,7 +20,11 @@ from glauber.mlm_backend.registry import (
     load_model,
     register_model,
 )
-from glauber.mlm_backend.sequences import AMINO_ACIDS, ANTIBODY_SEQUENCES, antibody_states
+from glauber.mlm_backend.sequences import (
+    AMINO_ACIDS,
+    ANTIBODY_SEQUENCES,
+    antibody_states,
+)
 from glauber.mlm_backend.vocabulary import TokenVocabulary
 
 __all__ = [

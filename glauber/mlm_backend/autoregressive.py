@@ -1,12 +1,12 @@
 """An autoregressive control: a causal LM's joint turned into compatible conditionals.
 
-A causal LM defines a joint ``p(x) = prod_t p(x_t | BOS, x_<t)`` on sequences of length ``n``.
-Its single-site conditionals ``p(x_i = a | x_{-i}) = p(x^{i->a}) / sum_b p(x^{i->b})`` (over the
-resampling vocabulary ``V``) are those of one distribution (``p`` renormalised on ``V^n``), so
-they are compatible (Definition 1): by Theorem 3 that distribution is stationary and the chain
-reversible, and every rectangle has ``delta = 0`` (Proposition 4; docs/theory.md, `prop4`: every edge
-log-ratio is a difference of joint log-probabilities). The scores are the joint log-probabilities
-``log p(x^{i->a})`` of the ``q`` candidate sequences, computed in one batch.
+A causal LM defines a joint ``p(x) = prod_t p(x_t | BOS, x_<t)`` on sequences of length ``n``. Its
+single-site conditionals ``p(x_i = a | x_{-i}) = p(x^{i->a}) / sum_b p(x^{i->b})`` (over the
+resampling vocabulary ``V``) are those of one distribution (``p`` renormalised on ``V^n``), so they
+are compatible (Definition 1): by Theorem 3 that distribution is stationary and the chain
+reversible, and every rectangle has ``delta = 0`` (Proposition 4; docs/theory.md, `prop4`: every
+edge log-ratio is a difference of joint log-probabilities). The scores are the joint
+log-probabilities ``log p(x^{i->a})`` of the ``q`` candidate sequences, computed in one batch.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
+from glauber.core.validation import check_positive_int
 from glauber.errors import (
     InvalidParameterError,
     SequenceLengthError,
@@ -27,7 +28,6 @@ from glauber.errors import (
 from glauber.mlm_backend.device import check_budget, resolve_device, resolve_dtype
 from glauber.mlm_backend.sequence_model import TokenSequenceModel
 from glauber.mlm_backend.vocabulary import TokenVocabulary, tokenizer_vocabulary
-from glauber.core.validation import check_positive_int
 
 
 class CausalLMControl(TokenSequenceModel):
@@ -295,3 +295,9 @@ def _load_causal_lm(name: str, tokenizer: Any) -> tuple[Any, Any]:
             "pass a local directory or a model object, or use tiny_gpt2_control() offline"
         ) from exc
     return model, tokenizer
+
+
+__all__ = [
+    "CausalLMControl",
+    "tiny_gpt2_control",
+]

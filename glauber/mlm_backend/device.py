@@ -212,3 +212,15 @@ def _first(config: Any, names: tuple[str, ...], default: Any) -> Any:
         if value is not None:
             return value
     return default
+
+
+__all__ = [
+    "activation_bytes_per_token",
+    "check_budget",
+    "CPU_BATCH_TOKENS",
+    "CUDA_MEMORY_FRACTION",
+    "resolve_autocast",
+    "resolve_device",
+    "resolve_dtype",
+    "token_budget",
+]

@@ -2,10 +2,10 @@
 
 A Glauber step needs the logits at the masked site only. Running the base encoder, gathering the
 hidden state at that position and applying the head to ``[B, hidden]`` costs ``B x V`` instead of
-``B x L x V`` in the output layer (docs/architecture.md, "Speed"; mlm-scoring's ``select_positions``).
-The split is exact for the architectures listed in :func:`split_masked_lm`, whose ``forward`` is
-``head(encoder(...).last_hidden_state)`` position by position (checked against the full logits in
-the tests); any other model uses the full-logits path.
+``B x L x V`` in the output layer (docs/architecture.md, "Speed"; mlm-scoring's
+``select_positions``). The split is exact for the architectures listed in :func:`split_masked_lm`,
+whose ``forward`` is ``head(encoder(...).last_hidden_state)`` position by position (checked against
+the full logits in the tests); any other model uses the full-logits path.
 """
 
 from __future__ import annotations
@@ -66,3 +66,9 @@ def split_masked_lm(model: Any) -> MaskedLMParts | None:
 
         return MaskedLMParts(model.model, modernbert_head, name)
     return None
+
+
+__all__ = [
+    "MaskedLMParts",
+    "split_masked_lm",
+]

@@ -18,6 +18,7 @@ from typing import Any, Sequence
 
 import torch
 
+from glauber.core.validation import check_positive_int
 from glauber.errors import (
     InvalidParameterError,
     SequenceLengthError,
@@ -34,7 +35,6 @@ from glauber.mlm_backend.heads import split_masked_lm
 from glauber.mlm_backend.sequence_model import TokenSequenceModel
 from glauber.mlm_backend.static_shapes import StaticShapeRunner
 from glauber.mlm_backend.vocabulary import TokenVocabulary, tokenizer_vocabulary
-from glauber.core.validation import check_positive_int
 
 #: Model types whose learned positions start at ``pad_token_id + 1`` (RoBERTa's convention).
 PADDING_OFFSET_MODEL_TYPES = frozenset(
@@ -134,10 +134,10 @@ class HFMaskedLM(TokenSequenceModel):
 
     Examples
     --------
-    >>> from glauber.mlm_backend import load_antiberty  # doctest: +SKIP
-    >>> mlm = load_antiberty().with_length(5)  # doctest: +SKIP
-    >>> x = mlm.encode("EVQLV")[None]  # doctest: +SKIP
-    >>> mlm.scores(x, [2]).shape  # doctest: +SKIP
+    >>> from glauber.mlm_backend import load_antiberty
+    >>> mlm = load_antiberty().with_length(5)
+    >>> x = mlm.encode("EVQLV")[None]
+    >>> mlm.scores(x, [2]).shape
     torch.Size([1, 20])
     """
 
@@ -439,3 +439,10 @@ def _max_sites(config: Any, tokenizer: Any) -> int | None:
     if isinstance(tok_limit, int) and tok_limit < 10**6:
         limit = tok_limit if limit is None else min(limit, tok_limit)
     return None if limit is None else int(limit) - 2
+
+
+__all__ = [
+    "HFMaskedLM",
+    "load_pretrained_masked_lm",
+    "PADDING_OFFSET_MODEL_TYPES",
+]

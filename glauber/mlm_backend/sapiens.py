@@ -204,7 +204,8 @@ def sapiens_checkpoint_path(chain: str = "vh", cache_dir: str | os.PathLike[str]
     chain : {"vh", "vl"}
         Heavy- or light-chain model.
     cache_dir : path, optional
-        Cache folder; default ``$GLAUBER_CACHE/sapiens-1.0.0`` or ``~/.cache/glauber/sapiens-1.0.0``.
+        Cache folder; default ``$GLAUBER_CACHE/sapiens-1.0.0`` or
+        ``~/.cache/glauber/sapiens-1.0.0``.
 
     Raises
     ------

@@ -88,3 +88,8 @@ class TokenSequenceModel:
         """Rows of ``length`` tokens one forward pass may take within the memory budget."""
         per_token = activation_bytes_per_token(self.model.config, length, self.dtype, logits_width)
         return max(1, token_budget(self.device, per_token, *self._budget) // length)
+
+
+__all__ = [
+    "TokenSequenceModel",
+]

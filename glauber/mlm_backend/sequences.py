@@ -84,13 +84,15 @@ def antibody_states(model: Any, names: Sequence[str] | None = None) -> torch.Ten
 
 
 def natural_states(model: Any) -> torch.Tensor | None:
-    """The shipped antibody chains cut to ``model.n`` for a model over the 20 amino acids, else None.
+    """The shipped antibody chains cut to ``model.n`` for a model over the 20 amino acids, else
+    None.
 
     While ``model.n`` is None every chain is cut to the shortest one (:func:`antibody_states`).
 
-    This is what :meth:`TokenSequenceModel.default_states` answers, so :func:`glauber.estimators.certify`
-    examines real sequences of AntiBERTy and Sapiens (and of an amino-acid causal control) by
-    default; other vocabularies get None (the caller then draws random states).
+    This is what :meth:`TokenSequenceModel.default_states` answers, so
+    :func:`glauber.estimators.certify` examines real sequences of AntiBERTy and Sapiens (and of an
+    amino-acid causal control) by default; other vocabularies get None (the caller then draws random
+    states).
 
     Raises
     ------
@@ -110,3 +112,15 @@ def natural_states(model: Any) -> torch.Tensor | None:
             f"use --length <= {longest} or pass your own sequences with --states FILE"
         )
     return antibody_states(model, names)
+
+
+__all__ = [
+    "AMINO_ACIDS",
+    "ANTIBODY_SEQUENCES",
+    "antibody_states",
+    "natural_states",
+    "PERTUZUMAB_VH",
+    "PERTUZUMAB_VL",
+    "TRASTUZUMAB_VH",
+    "TRASTUZUMAB_VL",
+]

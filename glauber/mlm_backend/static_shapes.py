@@ -1,11 +1,11 @@
 """Run a pure tensor function through static buffers, one entry per input shape (CUDA graphs).
 
-A Glauber step calls the same forward pass on inputs of a few fixed shapes (``[rows, n + 2]``
-ids and ``[rows]`` mask positions; sub-batching gives at most two row counts per batch size).
-On CUDA, :class:`StaticShapeRunner` captures the function once per shape into a
-``torch.cuda.CUDAGraph`` and replays it afterwards, which removes the per-kernel launch cost of
-the Python forward (PyTorch "CUDA semantics" notes, section "CUDA Graphs"; docs/architecture.md, "Speed").
-Elsewhere there are no CUDA graphs; the runner then calls the function eagerly through the
+A Glauber step calls the same forward pass on inputs of a few fixed shapes (``[rows, n + 2]`` ids
+and ``[rows]`` mask positions; sub-batching gives at most two row counts per batch size). On CUDA,
+:class:`StaticShapeRunner` captures the function once per shape into a ``torch.cuda.CUDAGraph`` and
+replays it afterwards, which removes the per-kernel launch cost of the Python forward (PyTorch "CUDA
+semantics" notes, section "CUDA Graphs"; docs/architecture.md, "Speed"). Elsewhere there are no CUDA
+graphs; the runner then calls the function eagerly through the
 *same* static input and output buffers, so every part of it except the capture itself
 (:meth:`StaticShapeRunner._capture`) runs, and is tested, on the CPU.
 
@@ -28,8 +28,8 @@ from typing import Any, Callable
 
 import torch
 
-from glauber.errors import InvalidParameterError
 from glauber.core.validation import check_positive_int
+from glauber.errors import InvalidParameterError
 
 #: Shapes cached by default (a batch size and its sub-batch remainder, the one-row probe of
 #: :func:`glauber.estimators.glauber_chains`, a few batch sizes of the estimators).

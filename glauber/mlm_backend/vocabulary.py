@@ -206,3 +206,9 @@ def _token_id(tokenizer: Any, token: int | str) -> int:
             f"allowed token id {token} is outside the tokenizer's 0..{len(tokenizer) - 1}"
         )
     return int(token)
+
+
+__all__ = [
+    "tokenizer_vocabulary",
+    "TokenVocabulary",
+]

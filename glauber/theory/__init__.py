@@ -26,8 +26,14 @@ from glauber.theory.contraction import (
     theorem5_tmix_bound,
 )
 from glauber.theory.distances import hilbert_distance, tv_distance
-from glauber.theory.drift import BandDriftBound, band_drift_escape_bound, boundary_drift_as_printed
+from glauber.theory.drift import (
+    BandDriftBound,
+    band_drift_escape_bound,
+    boundary_drift_as_printed,
+)
 from glauber.theory.escape import (
+    BasinMargins,
+    basin_margins,
     bottleneck_distance_lower_bound,
     bottleneck_tmix_lower_bound,
     sharper_escape_bound,
@@ -50,11 +56,13 @@ from glauber.theory.ising_closed_forms import (
     ising_neighbour_influence,
 )
 from glauber.theory.kernels import (
+    REVERSIBILITY_RTOL,
     is_aperiodic,
     is_irreducible,
     is_markov_kernel,
     is_reversible,
     is_stationary,
+    reversibility_defect,
 )
 from glauber.theory.path_coupling import (
     path_coupling_distance_bound,
@@ -63,13 +71,14 @@ from glauber.theory.path_coupling import (
 )
 from glauber.theory.rectangle import (
     asymmetric_ising_rectangle_delta,
-    delta_scales_with_tau,
+    delta_at_tau,
     rectangle_delta,
     rectangle_delta_from_edges,
 )
 
 __all__ = [
     "BandDriftBound",
+    "BasinMargins",
     "CERTIFICATE_NAMES",
     "ContractionCertificate",
     "adjacent_pair_hamming_bound",
@@ -77,7 +86,9 @@ __all__ = [
     "alpha_row",
     "alpha_spectral",
     "asymmetric_ising_rectangle_delta",
+    "REVERSIBILITY_RTOL",
     "band_drift_escape_bound",
+    "basin_margins",
     "bottleneck_distance_lower_bound",
     "bottleneck_tmix_lower_bound",
     "boundary_drift_as_printed",
@@ -88,7 +99,7 @@ __all__ = [
     "coupling_distance_bound",
     "curie_weiss_fast_bound",
     "curie_weiss_tmix_bound",
-    "delta_scales_with_tau",
+    "delta_at_tau",
     "dobrushin_ising_bound",
     "dobrushin_ising_tmix_bound",
     "hilbert_distance",
@@ -107,6 +118,7 @@ __all__ = [
     "rate_from_contraction_factor",
     "rectangle_delta",
     "rectangle_delta_from_edges",
+    "reversibility_defect",
     "sharper_escape_bound",
     "spectral_radius",
     "tanh_bound",

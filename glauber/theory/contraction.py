@@ -35,7 +35,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from glauber.errors import InvalidParameterError
 from glauber.core.validation import (
     check_eps,
     check_nonnegative_float,
@@ -43,6 +42,7 @@ from glauber.core.validation import (
     check_positive_int,
     check_square_matrix,
 )
+from glauber.errors import InvalidParameterError
 
 #: Names of the certificates, in the order ties are broken (the paper's row sum first).
 CERTIFICATE_NAMES = ("row", "col", "spectral", "matrix_power")
@@ -560,3 +560,20 @@ def certify_contraction(C: ArrayLike, eps: float = 0.25) -> ContractionCertifica
         contraction_as_printed_holds=alphas["row"] < 1.0,
         contraction_corrected_holds=alphas["col"] < 1.0,
     )
+
+
+__all__ = [
+    "adjacent_pair_hamming_bound",
+    "alpha_col",
+    "alpha_row",
+    "alpha_spectral",
+    "CERTIFICATE_NAMES",
+    "certify_contraction",
+    "contraction_matrix",
+    "ContractionCertificate",
+    "coupling_distance_bound",
+    "matrix_power_certificate",
+    "spectral_radius",
+    "theorem5_contraction_factor",
+    "theorem5_tmix_bound",
+]

@@ -100,3 +100,9 @@ def hilbert_distance(s: ArrayLike, t: ArrayLike, axis: int = -1) -> np.ndarray |
             f"s and t must broadcast together, got shapes {a.shape} and {b.shape}"
         ) from exc
     return np.max(diff, axis=axis) - np.min(diff, axis=axis)
+
+
+__all__ = [
+    "hilbert_distance",
+    "tv_distance",
+]

@@ -34,12 +34,12 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from glauber.errors import InvalidParameterError
 from glauber.core.validation import (
     check_finite_float,
     check_nonnegative_int,
     check_positive_float,
 )
+from glauber.errors import InvalidParameterError
 
 
 @dataclass(frozen=True)
@@ -177,3 +177,10 @@ def boundary_drift_as_printed(drift_at_boundary: ArrayLike) -> bool:
     if not np.all(np.isfinite(arr)):
         raise InvalidParameterError("boundary drifts must be finite; got NaN or infinity")
     return bool(arr.min() > 0.0)
+
+
+__all__ = [
+    "band_drift_escape_bound",
+    "BandDriftBound",
+    "boundary_drift_as_printed",
+]

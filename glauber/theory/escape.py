@@ -20,7 +20,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from glauber.core.arrays import JsonResult
-from glauber.errors import BasinError, InvalidParameterError, InvalidProbabilityError
 from glauber.core.validation import (
     check_eps,
     check_nonnegative_int,
@@ -29,6 +28,7 @@ from glauber.core.validation import (
     check_tau,
     check_vocab_size,
 )
+from glauber.errors import BasinError, InvalidParameterError, InvalidProbabilityError
 
 
 @dataclass(frozen=True)
@@ -430,3 +430,14 @@ def bottleneck_tmix_lower_bound(pi_A: float, phi_A: float, eps: float = 0.25) ->
     if phi_A == 0.0:
         return math.inf
     return gap / phi_A
+
+
+__all__ = [
+    "basin_margins",
+    "BasinMargins",
+    "bottleneck_distance_lower_bound",
+    "bottleneck_tmix_lower_bound",
+    "sharper_escape_bound",
+    "theorem8_escape_bound",
+    "theorem8_tmix_lower_bound",
+]

@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from glauber.errors import InvalidParameterError
 from glauber.core.validation import check_square_matrix, check_tau
+from glauber.errors import InvalidParameterError
 
 
 def _oscillations(delta: ArrayLike) -> np.ndarray:
@@ -213,3 +213,12 @@ def corollary7_holds(Delta: ArrayLike, tau: float) -> bool:
     tau = check_tau(tau)
     arr = check_square_matrix(Delta, "Delta")
     return bool(np.max(_offdiag_row_sums(arr)) < 4.0 * tau)
+
+
+__all__ = [
+    "corollary7_alpha_bound",
+    "corollary7_holds",
+    "influence_matrix_bound",
+    "lemma6_bound",
+    "tanh_bound",
+]

@@ -12,7 +12,6 @@ import math
 
 import numpy as np
 
-from glauber.errors import InvalidParameterError
 from glauber.core.validation import (
     check_eps,
     check_finite_float,
@@ -20,6 +19,7 @@ from glauber.core.validation import (
     check_nonnegative_int,
     check_positive_int,
 )
+from glauber.errors import InvalidParameterError
 
 
 def ising_cycle_relaxation_time(n: int, beta: float) -> float:
@@ -256,3 +256,13 @@ def curie_weiss_tmix_bound(n: int, alpha: float, eps: float = 0.25) -> float:
     if alpha >= 1.0:
         return math.inf
     return float(math.ceil(n * (math.log(n) + math.log(1.0 / eps)) / (1.0 - alpha)))
+
+
+__all__ = [
+    "curie_weiss_fast_bound",
+    "curie_weiss_tmix_bound",
+    "dobrushin_ising_bound",
+    "dobrushin_ising_tmix_bound",
+    "ising_cycle_relaxation_time",
+    "ising_neighbour_influence",
+]

@@ -255,3 +255,14 @@ def is_reversible(P: Any, pi: ArrayLike, rtol: float = REVERSIBILITY_RTOL) -> bo
     if not np.isfinite(rtol) or rtol < 0:
         raise InvalidParameterError(f"rtol must be a finite number >= 0, got {rtol!r}")
     return reversibility_defect(P, pi) <= rtol
+
+
+__all__ = [
+    "is_aperiodic",
+    "is_irreducible",
+    "is_markov_kernel",
+    "is_reversible",
+    "is_stationary",
+    "reversibility_defect",
+    "REVERSIBILITY_RTOL",
+]

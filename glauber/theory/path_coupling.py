@@ -13,12 +13,12 @@ from __future__ import annotations
 import math
 import numbers
 
-from glauber.errors import InvalidParameterError
 from glauber.core.validation import (
     check_eps,
     check_nonnegative_int,
     check_positive_float,
 )
+from glauber.errors import InvalidParameterError
 
 
 def rate_from_contraction_factor(kappa: float) -> float:
@@ -119,3 +119,10 @@ def path_coupling_tmix_bound(rate: float, diameter: float, eps: float = 0.25) ->
     if not math.isfinite(value):
         raise InvalidParameterError(f"rate {rate!r} is too small: log(diameter/eps)/rate overflows")
     return max(0, math.ceil(value))
+
+
+__all__ = [
+    "path_coupling_distance_bound",
+    "path_coupling_tmix_bound",
+    "rate_from_contraction_factor",
+]

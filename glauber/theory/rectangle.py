@@ -17,12 +17,16 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from glauber.core.validation import (
+    check_nonnegative_int,
+    check_square_matrix,
+    check_tau,
+)
 from glauber.errors import (
     InvalidParameterError,
     NonFiniteScoresError,
     VocabularyError,
 )
-from glauber.core.validation import check_nonnegative_int, check_square_matrix, check_tau
 
 
 def rectangle_delta_from_edges(
@@ -143,7 +147,7 @@ def rectangle_delta(
     return out
 
 
-def delta_scales_with_tau(delta1: ArrayLike, tau: float) -> np.ndarray | float:
+def delta_at_tau(delta1: ArrayLike, tau: float) -> np.ndarray | float:
     """Rectangle ``delta`` at temperature ``tau`` from ``delta`` at ``tau = 1``: ``delta1 / tau``.
 
     Every edge log-ratio is ``(s(new) - s(old)) / tau``, so ``delta`` scales by ``1/tau``.
@@ -166,7 +170,7 @@ def delta_scales_with_tau(delta1: ArrayLike, tau: float) -> np.ndarray | float:
 
     Examples
     --------
-    >>> delta_scales_with_tau(0.8, 2.0)
+    >>> delta_at_tau(0.8, 2.0)
     0.4
     """
     tau = check_tau(tau)
@@ -231,3 +235,11 @@ def asymmetric_ising_rectangle_delta(
         if isinstance(spin, bool) or spin not in (-1, 1):
             raise InvalidParameterError(f"{name} must be a spin, -1 or +1, got {spin!r}")
     return float(4.0 * x_i * x_j * (arr[j, i] - arr[i, j]) / tau)
+
+
+__all__ = [
+    "asymmetric_ising_rectangle_delta",
+    "delta_at_tau",
+    "rectangle_delta",
+    "rectangle_delta_from_edges",
+]

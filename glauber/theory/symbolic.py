@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import sympy as sp
 
-from glauber.errors import StateSpaceTooLargeError
 from glauber.core.validation import check_positive_int, check_vocab_size
+from glauber.errors import StateSpaceTooLargeError
 
 
 def sigmoid(x: sp.Expr) -> sp.Expr:
@@ -240,3 +240,17 @@ def stationarity_residual(n: int = 2, q: int = 2) -> sp.Matrix:
     """
     P, pi, energies, tau = gibbs_glauber_kernel_symbolic(n, q)
     return _cancel_in_weights(pi.T * P - pi.T, energies, tau)
+
+
+__all__ = [
+    "asymmetric_ising_rectangle_delta_symbolic",
+    "detailed_balance_residual",
+    "gibbs_glauber_kernel_symbolic",
+    "lemma6_constant",
+    "lemma6_slope",
+    "sigmoid",
+    "stationarity_residual",
+    "symmetric_two_point_tv",
+    "two_point_tv",
+    "two_point_tv_critical_points",
+]

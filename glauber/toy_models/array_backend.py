@@ -43,3 +43,8 @@ def resolve_array_backend(backend: str, device: str | None) -> tuple[Any, str | 
             f"device {device!r} was requested but CUDA is not available; use device='cpu'"
         )
     return torch, device
+
+
+__all__ = [
+    "resolve_array_backend",
+]

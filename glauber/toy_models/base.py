@@ -12,13 +12,13 @@ from typing import Sequence
 
 import numpy as np
 
+from glauber.core.validation import check_positive_int, check_vocab_size
 from glauber.errors import (
     InvalidParameterError,
     NonFiniteScoresError,
     SequenceLengthError,
     VocabularyError,
 )
-from glauber.core.validation import check_positive_int, check_vocab_size
 
 
 class ToyModel:
@@ -147,3 +147,9 @@ class FunctionModel(ToyModel):
 
     def score_site(self, states: np.ndarray, site: int) -> np.ndarray:
         return self.score_fn(states, site)
+
+
+__all__ = [
+    "FunctionModel",
+    "ToyModel",
+]

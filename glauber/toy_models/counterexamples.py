@@ -1,4 +1,5 @@
-"""Exact counterexamples to two statements of the paper as printed (docs/theory.md, `thm5-printed` and `drift-printed`).
+"""Exact counterexamples to two statements of the paper as printed (docs/theory.md, `thm5-printed`
+and `drift-printed`).
 
 * **Theorem 5 as printed** (false): with the row-sum ``alpha = max_i sum_j c_ij < 1`` it claims the
   one-step contraction ``E[d_H(X_1, Y_1)] <= (1 - (1 - alpha)/n) d_H(x, y)`` under the same-site
@@ -33,6 +34,14 @@ import networkx as nx
 import numpy as np
 
 from glauber.core.claims import Claim
+from glauber.core.enumeration import state_index
+from glauber.core.validation import (
+    check_finite_float,
+    check_positive_float,
+    check_positive_int,
+    check_tau,
+    check_vocab_size,
+)
 from glauber.errors import InvalidParameterError
 from glauber.theory.contraction import (
     adjacent_pair_hamming_bound,
@@ -43,15 +52,7 @@ from glauber.theory.contraction import (
     theorem5_contraction_factor,
     theorem5_tmix_bound,
 )
-from glauber.core.validation import (
-    check_finite_float,
-    check_positive_float,
-    check_positive_int,
-    check_tau,
-    check_vocab_size,
-)
 from glauber.toy_models.base import FunctionModel, ToyModel
-from glauber.core.enumeration import state_index
 from glauber.toy_models.exact_chain import ExactChain
 from glauber.toy_models.ising import IsingModel
 
@@ -483,8 +484,8 @@ def boundary_drift_counterexample(
 
     Examples
     --------
-    >>> cx = boundary_drift_counterexample(n=8)
-    >>> cx.refuted, cx.hypothesis_value > 0, round(cx.observed, 3)
+    >>> c = boundary_drift_counterexample(n=8).check
+    >>> c.refuted, c.details["hypothesis_value"] > 0, round(c.exact, 3)
     (True, True, 0.894)
     """
     n = check_positive_int(n, "n")

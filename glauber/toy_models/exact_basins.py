@@ -222,3 +222,15 @@ def hitting_probability_within(P: Any, target_mask: Any, horizon: int) -> np.nda
     stopped[target, np.flatnonzero(target)] = 1.0
     power = np.linalg.matrix_power(stopped, horizon)
     return np.clip(power[:, target].sum(axis=1), 0.0, 1.0)
+
+
+__all__ = [
+    "Bottleneck",
+    "bottleneck",
+    "BOTTLENECK_MAX_STATES",
+    "check_mask",
+    "conductance",
+    "escape_probabilities",
+    "expected_hitting_times",
+    "hitting_probability_within",
+]

@@ -17,24 +17,33 @@ from typing import Any, Iterable
 import numpy as np
 import scipy.sparse as sp
 
-from glauber.errors import NonPositiveConditionalError, StateSpaceTooLargeError
 from glauber.core.conditionals import log_conditionals
-from glauber.core.protocol import ConditionalModel
-from glauber.core.validation import check_tau
-from glauber.theory.escape import BasinMargins
-from glauber.theory.kernels import REVERSIBILITY_RTOL, is_reversible
-from glauber.toy_models import exact_basins, exact_coupling, exact_influence, exact_margins
-from glauber.toy_models import exact_spectral, mixing
 from glauber.core.enumeration import (
     all_states,
     check_state_space,
     neighbour_indices,
     state_index,
 )
+from glauber.core.protocol import ConditionalModel
+from glauber.core.validation import check_tau
+from glauber.errors import NonPositiveConditionalError, StateSpaceTooLargeError
+from glauber.theory.escape import BasinMargins
+from glauber.theory.kernels import REVERSIBILITY_RTOL, is_reversible
+from glauber.toy_models import (
+    exact_basins,
+    exact_coupling,
+    exact_influence,
+    exact_margins,
+    exact_spectral,
+    mixing,
+)
 from glauber.toy_models.exact_basins import Bottleneck
 from glauber.toy_models.exact_coupling import WorstAdjacentPair
-from glauber.toy_models.stationary import StationaryMethod, StationarySolution
-from glauber.toy_models.stationary import stationary_distribution
+from glauber.toy_models.stationary import (
+    StationaryMethod,
+    StationarySolution,
+    stationary_distribution,
+)
 
 
 class ExactChain:
@@ -369,3 +378,8 @@ class ExactChain:
         return self._cached(
             "adjacent", lambda: exact_coupling.worst_adjacent_pair(self.conditionals())
         )
+
+
+__all__ = [
+    "ExactChain",
+]

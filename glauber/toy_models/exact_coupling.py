@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from glauber.errors import InvalidParameterError
 from glauber.core.enumeration import all_states
+from glauber.errors import InvalidParameterError
 from glauber.toy_models.exact_influence import site_pairs
 
 
@@ -111,3 +111,10 @@ def worst_adjacent_pair(conditionals: np.ndarray) -> WorstAdjacentPair:
             if value > best.expected_distance:
                 best = WorstAdjacentPair(value, int(xa[0, r]), int(xb[0, r]), j)
     return best
+
+
+__all__ = [
+    "one_step_hamming",
+    "worst_adjacent_pair",
+    "WorstAdjacentPair",
+]

@@ -53,8 +53,8 @@ def influence_matrix(conditionals: np.ndarray) -> np.ndarray:
 
     ``c_ij = sup ||p(. | x_{-i}) - p(. | y_{-i})||_TV`` over ``x, y`` that differ only at ``j``: the
     influence OF site ``j`` ON site ``i``. Row sums are the paper's ``alpha`` (Theorem 5), column
-    sums the ``alpha_out`` of the corrected contraction (docs/theory.md, `thm5-corrected`). The diagonal is 0
-    (a site's conditional does not see its own token).
+    sums the ``alpha_out`` of the corrected contraction (docs/theory.md, `thm5-corrected`). The
+    diagonal is 0 (a site's conditional does not see its own token).
 
     Parameters
     ----------
@@ -108,3 +108,10 @@ def oscillation_matrix(scores: np.ndarray) -> np.ndarray:
             D[:, j] = np.maximum(D[:, j], spread.max(axis=1))
     np.fill_diagonal(D, 0.0)
     return D
+
+
+__all__ = [
+    "influence_matrix",
+    "oscillation_matrix",
+    "site_pairs",
+]

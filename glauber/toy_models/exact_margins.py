@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from glauber.core.enumeration import all_states, neighbour_indices
 from glauber.theory.escape import BasinMargins, basin_margins
 from glauber.toy_models.exact_basins import check_mask
-from glauber.core.enumeration import all_states, neighbour_indices
 
 
 def exact_basin_margins(scores: np.ndarray, mask: np.ndarray) -> BasinMargins:
@@ -64,3 +64,8 @@ def exact_basin_margins(scores: np.ndarray, mask: np.ndarray) -> BasinMargins:
         margin.T, (own - others.max(axis=-1)).T, exits.sum(axis=-1).T, q,
         state_ids=members, complete=True,
     )
+
+
+__all__ = [
+    "exact_basin_margins",
+]

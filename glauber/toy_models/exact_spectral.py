@@ -99,3 +99,10 @@ def relaxation_time(P: Any, pi: np.ndarray, rtol: float = REVERSIBILITY_RTOL) ->
     """
     gap = absolute_spectral_gap(P, pi, rtol)
     return float(np.inf) if gap <= 0.0 else 1.0 / gap
+
+
+__all__ = [
+    "absolute_spectral_gap",
+    "relaxation_time",
+    "spectral_gap",
+]

@@ -18,8 +18,8 @@ from typing import Any, Mapping
 import networkx as nx
 import numpy as np
 
-from glauber.errors import InvalidGraphError, InvalidParameterError
 from glauber.core.validation import check_finite_float, check_positive_int
+from glauber.errors import InvalidGraphError, InvalidParameterError
 from glauber.toy_models.base import ToyModel
 
 Coupling = float | str | Mapping[Any, float]

@@ -34,12 +34,20 @@ from typing import Any, Iterable, Literal
 import numpy as np
 import scipy.sparse as sp
 
-from glauber.errors import ConvergenceError, InvalidParameterError
-from glauber.errors import StateSpaceTooLargeError
 from glauber.core.validation import check_eps, check_nonnegative_int
+from glauber.errors import (
+    ConvergenceError,
+    InvalidParameterError,
+    StateSpaceTooLargeError,
+)
 from glauber.toy_models.array_backend import resolve_array_backend
-from glauber.toy_models.stepping import DEFAULT_MAX_STEPS, PointMassBlocks, _crossing_times
-from glauber.toy_models.stepping import crossing_times, stepping_distance_curve
+from glauber.toy_models.stepping import (
+    DEFAULT_MAX_STEPS,
+    PointMassBlocks,
+    _crossing_times,
+    crossing_times,
+    stepping_distance_curve,
+)
 
 #: Largest chain handled by the dense algebra by default (a 4096 x 4096 float64 matrix is 128 MiB).
 MAX_DENSE_STATES = 4096
@@ -399,3 +407,18 @@ def _squaring_mixing_time(algebra: _Dense, eps: float) -> int:
         if algebra.distance(candidate) > eps:
             last_far, current, spare = last_far + 2**j, candidate, current
     return last_far + 1
+
+
+__all__ = [
+    "Backend",
+    "BLOCK_ELEMENTS",
+    "DENSE_EFFICIENCY",
+    "distance_curve",
+    "MAX_DENSE_STATES",
+    "MAX_DOUBLINGS",
+    "Method",
+    "mixing_time",
+    "stepping_budget",
+    "worst_start_distance",
+    "worst_start_tv",
+]

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from glauber.errors import InvalidParameterError, VocabularyError
 from glauber.core.validation import check_finite_float, check_positive_int
+from glauber.errors import InvalidParameterError, VocabularyError
 from glauber.toy_models.base import ToyModel
 
 

@@ -10,7 +10,12 @@ import numpy as np
 
 from glauber.errors import InvalidParameterError, VocabularyError
 from glauber.toy_models.base import ToyModel
-from glauber.toy_models.ising import Coupling, graph_couplings, graph_sites, symmetric_matrix
+from glauber.toy_models.ising import (
+    Coupling,
+    graph_couplings,
+    graph_sites,
+    symmetric_matrix,
+)
 
 
 def _colour_field(field: Any, nodes: tuple[Any, ...], q: int) -> np.ndarray:

@@ -12,8 +12,8 @@ from typing import Any, Callable
 
 import networkx as nx
 
-from glauber.errors import InvalidParameterError, UnknownModelError
 from glauber.core.validation import check_positive_int
+from glauber.errors import InvalidParameterError, UnknownModelError
 from glauber.toy_models.base import ToyModel
 from glauber.toy_models.curie_weiss import CurieWeissModel
 from glauber.toy_models.ising import AsymmetricIsingModel, IsingModel

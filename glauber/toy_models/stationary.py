@@ -30,8 +30,8 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
-from glauber.errors import ConvergenceError, InvalidParameterError
 from glauber.core.validation import check_positive_int
+from glauber.errors import ConvergenceError, InvalidParameterError
 
 #: Above this many states ``method="auto"`` uses the sparse direct solve instead of dense GTH
 #: (blocked GTH needs ``8 S^2`` bytes and about ``S^3 / 3`` multiply-adds: a few seconds and
@@ -358,3 +358,18 @@ def stationary_distribution(
     return StationarySolution(
         pi=pi, method="gth", residual_l1=stationary_residual(dense, pi), clipped_mass=0.0
     )
+
+
+__all__ = [
+    "GTH_BLOCK_SIZE",
+    "GTH_MAX_STATES",
+    "gth_stationary",
+    "gth_stationary_reference",
+    "iterative_stationary",
+    "SPARSE_DIRECT_MAX_STATES",
+    "sparse_stationary",
+    "stationary_distribution",
+    "stationary_residual",
+    "StationaryMethod",
+    "StationarySolution",
+]

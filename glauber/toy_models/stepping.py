@@ -26,8 +26,8 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 import scipy.sparse as sp
 
-from glauber.errors import ConvergenceError, InvalidParameterError
 from glauber.core.validation import check_eps, check_nonnegative_int, check_positive_int
+from glauber.errors import ConvergenceError, InvalidParameterError
 from glauber.toy_models.array_backend import resolve_array_backend
 
 #: Default memory for the two evolving blocks on the CPU (each start's column is ``8 S`` bytes).
@@ -277,3 +277,14 @@ def stepping_distance_curve(
             if t < horizon:
                 D, spare = blocks.step(D, spare), D
     return np.array([wanted[t] for t in times], dtype=np.float64)
+
+
+__all__ = [
+    "crossing_times",
+    "DEFAULT_BLOCK_BYTES",
+    "DEFAULT_MAX_STEPS",
+    "MAX_BLOCK_ELEMENTS",
+    "PointMassBlocks",
+    "stepping_distance_curve",
+    "TV_CHUNK_ELEMENTS",
+]

@@ -10,7 +10,11 @@ the table and writes the JSON. Large ``n`` use the exact lumped count chain
 
 from glauber.verification.battery import build_battery
 from glauber.verification.report import format_table, report_dict
-from glauber.verification.runner import StatementOutcome, run_statements, select_statements
+from glauber.verification.runner import (
+    StatementOutcome,
+    run_statements,
+    select_statements,
+)
 from glauber.verification.statements import STATEMENTS, STATEMENTS_BY_NAME, Statement
 
 __all__ = [

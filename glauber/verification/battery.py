@@ -27,25 +27,24 @@ from typing import Callable, Iterator
 import networkx as nx
 import numpy as np
 
+from glauber.core.enumeration import all_states, radix_weights
 from glauber.toy_models import counterexamples
 from glauber.toy_models.base import FunctionModel, ToyModel
+from glauber.toy_models.count_chain import CountChain, curie_weiss_gap, planted_gap
 from glauber.toy_models.curie_weiss import CurieWeissModel
-from glauber.core.enumeration import all_states, radix_weights
 from glauber.toy_models.ising import AsymmetricIsingModel, IsingModel
 from glauber.toy_models.planted import PlantedBasinModel
 from glauber.toy_models.potts import PottsModel
 from glauber.toy_models.specs import parse_toy_spec
-from glauber.toy_models.count_chain import CountChain, curie_weiss_gap, planted_gap
 from glauber.verification.instances import (
-    NamedMask,
     ChainInstance,
     CountBasin,
     CounterexampleData,
     Instance,
     IsingData,
     LumpedInstance,
+    NamedMask,
 )
-
 
 # ------------------------------------------------------------------------- random models
 

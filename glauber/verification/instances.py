@@ -22,8 +22,8 @@ from typing import Any, Callable
 import numpy as np
 
 from glauber.toy_models.base import ToyModel
-from glauber.toy_models.exact_chain import ExactChain
 from glauber.toy_models.count_chain import CountChain
+from glauber.toy_models.exact_chain import ExactChain
 
 LogWeight = Callable[[np.ndarray], np.ndarray]
 

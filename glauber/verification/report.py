@@ -6,8 +6,8 @@ import math
 from typing import Any, Sequence
 
 from glauber.core.arrays import jsonable
-from glauber.verification.runner import StatementOutcome
 from glauber.core.claims import Claim
+from glauber.verification.runner import StatementOutcome
 
 #: Table columns: (header, alignment).
 COLUMNS = (

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import statistics
-from dataclasses import replace
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable, Sequence
 
 from tqdm import tqdm
 
+from glauber.core.claims import Claim
 from glauber.errors import GlauberError, InvalidParameterError
 from glauber.verification.instances import Instance
-from glauber.core.claims import Claim
 from glauber.verification.statements import STATEMENTS, STATEMENTS_BY_NAME, Statement
 
 

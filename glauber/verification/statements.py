@@ -1,9 +1,9 @@
 """One checker per statement of docs/theory.md, evaluated exactly on one toy instance.
 
 A checker takes an :data:`~glauber.verification.instances.Instance` and returns a list of
-:class:`~glauber.core.claims.Claim` (one per instance, or one per basin of the instance; empty
-when the statement does not apply). Every bound comes from :mod:`glauber.theory`; every exact value from the exact
-chain (:class:`glauber.toy_models.exact_chain.ExactChain` or the lumped
+:class:`~glauber.core.claims.Claim` (one per instance, or one per basin of the instance; empty when
+the statement does not apply). Every bound comes from :mod:`glauber.theory`; every exact value from
+the exact chain (:class:`glauber.toy_models.exact_chain.ExactChain` or the lumped
 :class:`~glauber.toy_models.count_chain.CountChain`).
 
 Conventions of a check:
@@ -29,6 +29,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from glauber.core.claims import Claim
+from glauber.core.enumeration import neighbour_indices
 from glauber.errors import NonPositiveConditionalError
 from glauber.theory import (
     contraction,
@@ -40,13 +41,20 @@ from glauber.theory import (
     path_coupling,
     rectangle,
 )
-from glauber.toy_models.counterexamples import DRIFT_HORIZON_PER_SITE
-from glauber.core.enumeration import neighbour_indices
-from glauber.toy_models.exact_basins import conductance, escape_probabilities
-from glauber.toy_models.exact_chain import ExactChain
 from glauber.theory.kernels import reversibility_defect
-from glauber.toy_models.exact_basins import hitting_probability_within
-from glauber.verification.instances import NamedMask, ChainInstance, Instance, LumpedInstance
+from glauber.toy_models.counterexamples import DRIFT_HORIZON_PER_SITE
+from glauber.toy_models.exact_basins import (
+    conductance,
+    escape_probabilities,
+    hitting_probability_within,
+)
+from glauber.toy_models.exact_chain import ExactChain
+from glauber.verification.instances import (
+    ChainInstance,
+    Instance,
+    LumpedInstance,
+    NamedMask,
+)
 
 Kind = Literal["upper", "lower", "identity"]
 Status = Literal["verified", "corrected", "refuted"]
@@ -317,7 +325,7 @@ def check_prop4(inst: Instance) -> list[Claim]:
     max_delta = scaling_error = closed_form_error = 0.0
     for i, j, a, b, d_tau, d_one in _rectangles(inst.chain):
         max_delta = max(max_delta, float(np.abs(d_tau).max()))
-        expected = rectangle.delta_scales_with_tau(d_one, inst.tau)
+        expected = rectangle.delta_at_tau(d_one, inst.tau)
         scaling_error = max(scaling_error, float(np.abs(d_tau - expected).max()) / scale)
         if inst.ising is not None:  # tokens 0/1 are spins -1/+1
             table = np.array([
@@ -757,7 +765,7 @@ STATEMENTS: tuple[Statement, ...] = (
         "delta = 0 on every rectangle; always delta_tau = delta_1 / tau, and for Ising-type "
         "models delta_1 = 4 x_i x_j (J_ji - J_ij)",
         "verified", "identity",
-        ("rectangle.rectangle_delta", "rectangle.delta_scales_with_tau",
+        ("rectangle.rectangle_delta", "rectangle.delta_at_tau",
          "rectangle.asymmetric_ising_rectangle_delta"),
         check_prop4,
     ),

@@ -6,16 +6,11 @@ with plain loops and uses only ``model.scores`` and numpy. Keep ``q**n`` small (
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from glauber.toy_models import FunctionModel
 
-
-def states(n: int, q: int) -> np.ndarray:
-    """Every state, in mixed radix with site 0 most significant."""
-    return np.array(list(itertools.product(range(q), repeat=n)), dtype=np.int64)
+from ..support import states
 
 
 def index(x: np.ndarray, q: int) -> int:
@@ -113,17 +108,6 @@ def count_drift(P: np.ndarray, xs: np.ndarray, token: int) -> np.ndarray:
     """``E[X_1 - X_0 | X_0 = x]`` of the count of ``token``, from the transition matrix."""
     counts = (xs == token).sum(axis=1)
     return P @ counts - counts
-
-
-def table_model(n: int, q: int, seed: int, scale: float = 1.0) -> FunctionModel:
-    """A random, generally incompatible, model: ``s_i(a; x_{-i}) = T[i, x with x_i := 0, a]``."""
-    table = scale * np.random.default_rng(seed).standard_normal((n, q**n, q))
-    powers = q ** np.arange(n - 1, -1, -1)
-
-    def score(x: np.ndarray, i: int) -> np.ndarray:
-        return table[i, x @ powers]  # x[:, i] is already masked to 0
-
-    return FunctionModel(n, q, score, name=f"table-{n}-{q}-{seed}")
 
 
 def asym_ising(J: np.ndarray, h: np.ndarray | None = None) -> FunctionModel:

@@ -7,12 +7,17 @@ import json
 import numpy as np
 import pytest
 
-from glauber.errors import InvalidParameterError, InvalidTemperatureError, NonFiniteScoresError
 from glauber.core.arrays import to_numpy
+from glauber.errors import (
+    InvalidParameterError,
+    InvalidTemperatureError,
+    NonFiniteScoresError,
+)
 from glauber.estimators import coupling_time, maximal_coupling_step
 from glauber.estimators.coupling import coupled_step
 from glauber.estimators.sampler import device_generator
 
+from ..support import states, table_model
 from ._reference import (
     CountingModel,
     NaNAfter,
@@ -20,8 +25,6 @@ from ._reference import (
     coupled_kernel,
     index,
     one_step_hamming,
-    states,
-    table_model,
 )
 
 

@@ -11,13 +11,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from glauber.errors import InvalidParameterError, InvalidTemperatureError, StateSpaceTooLargeError
 from glauber.core.enumeration import all_states
+from glauber.errors import (
+    InvalidParameterError,
+    InvalidTemperatureError,
+    StateSpaceTooLargeError,
+)
 from glauber.estimators import influence
 from glauber.theory.contraction import certify_contraction
 from glauber.toy_models import IsingModel
 
-from ._reference import TorchModel, exact_influence, states, table_model
+from ..support import states, table_model
+from ._reference import TorchModel, exact_influence
 
 SMALL = [(2, 2), (3, 2), (4, 2), (5, 2), (2, 3), (3, 3), (2, 4), (4, 3), (3, 4)]
 
@@ -56,10 +61,11 @@ def test_sampled_influence_is_a_lower_bound(seed, nq, tau, n_ctx, reps):
 
 @pytest.mark.parametrize("J, tau", [(1.0, 1.0), (0.5, 2.0), (0.3, 0.4)])
 def test_ising_cycle_closed_form(J, tau):
-    # Heat-bath Ising on the 5-cycle (degree 2): p(+ | f) = (1 + tanh(f / tau)) / 2 with
-    # f = J (s_left + s_right). Flipping one neighbour moves f by 2J; the other neighbour's
-    # spin S = +-J, so c = (tanh(2J/tau) - tanh(0)) / 2 = tanh(2 J / tau) / 2 (docs/theory.md, `dobrushin`, Dobrushin
-    # for Ising; Levin–Peres–Wilmer §15.1). Scores are spin * f, so the oscillation is 2 * 2J.
+    # Heat-bath Ising on the 5-cycle (degree 2): p(+ | f) = (1 + tanh(f / tau)) / 2 with f = J
+    # (s_left + s_right). Flipping one neighbour moves f by 2J; the other neighbour's spin S = +-J,
+    # so c = (tanh(2J/tau) - tanh(0)) / 2 = tanh(2 J / tau) / 2 (docs/theory.md, `dobrushin`,
+    # Dobrushin for Ising; Levin–Peres–Wilmer §15.1). Scores are spin * f, so the oscillation is 2 *
+    # 2J.
     model = IsingModel(nx.cycle_graph(5), coupling=J)
     res = influence(model, tau, exhaustive=True)
     adj = nx.to_numpy_array(nx.cycle_graph(5), nodelist=range(5)) > 0

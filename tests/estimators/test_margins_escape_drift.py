@@ -21,14 +21,13 @@ from glauber.estimators import drift, escape_probability, margins
 from glauber.theory.drift import band_drift_escape_bound
 from glauber.toy_models import FunctionModel, PottsModel
 
+from ..support import states, table_model
 from ._reference import (
     TorchModel,
     count_drift,
     escape_probabilities,
     raw_scores,
-    states,
     stationary,
-    table_model,
     transition_matrix,
 )
 

@@ -10,11 +10,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from glauber.errors import InvalidParameterError, InvalidTemperatureError, VocabularyError
+from glauber.errors import (
+    InvalidParameterError,
+    InvalidTemperatureError,
+    VocabularyError,
+)
 from glauber.estimators import arnold_press_statistic, rectangle_test
 from glauber.toy_models import AsymmetricIsingModel, IsingModel, PottsModel
 
-from ._reference import TorchModel, asym_ising, conditional, states, table_model
+from ..support import states, table_model
+from ._reference import TorchModel, asym_ising, conditional
 
 
 def _asym_J(n: int, seed: int) -> np.ndarray:

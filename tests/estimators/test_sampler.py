@@ -18,13 +18,13 @@ from glauber.errors import (
 from glauber.estimators import glauber_chains
 from glauber.toy_models import FunctionModel
 
+from ..support import table_model
 from ._reference import (
     CountingModel,
     NaNAfter,
     TorchModel,
     index,
     stationary,
-    table_model,
     transition_matrix,
 )
 

@@ -5,7 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from glauber.estimators import arnold_press_statistic, coupling_time, glauber_chains, rectangle_test
+from glauber.estimators import (
+    arnold_press_statistic,
+    coupling_time,
+    glauber_chains,
+    rectangle_test,
+)
 
 
 @pytest.mark.mlm

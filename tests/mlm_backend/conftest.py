@@ -101,7 +101,8 @@ def rectangle_deltas(model: Any, x: torch.Tensor, i: torch.Tensor, j: torch.Tens
     """Proposition 4's delta for rectangles (x, i -> a2, j -> b2), straight from log_conditionals.
 
     delta = (s_{x->y} + s_{y->z}) - (s_{x->w} + s_{w->z}) with y = x(i->a2), w = x(j->b2) and
-    s_{u->v} = log p(new | u_{-k}) - log p(old | u_{-k}) at the changed site k (docs/theory.md, `prop4`).
+    s_{u->v} = log p(new | u_{-k}) - log p(old | u_{-k}) at the changed site k (docs/theory.md,
+    `prop4`).
     """
     rows = torch.arange(x.shape[0])
     a, b = x[rows, i], x[rows, j]

@@ -17,8 +17,8 @@ from glauber.mlm_backend import (
     AMINO_ACIDS,
     ANTIBODY_SEQUENCES,
     HFMaskedLM,
-    antibody_states,
     antiberty_files,
+    antibody_states,
     load_antiberty,
 )
 from glauber.mlm_backend import antiberty as antiberty_module

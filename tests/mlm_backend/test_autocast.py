@@ -14,8 +14,8 @@ import pytest
 import torch
 
 import glauber.cli
-from glauber.errors import DeviceUnavailableError, InvalidParameterError
 from glauber.core.conditionals import log_conditionals
+from glauber.errors import DeviceUnavailableError, InvalidParameterError
 from glauber.mlm_backend import HFMaskedLM
 from glauber.mlm_backend.device import resolve_autocast
 from glauber.models import resolve_model

@@ -14,14 +14,14 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from glauber.core.conditionals import log_conditionals
+from glauber.core.protocol import ConditionalModel
 from glauber.errors import (
     InvalidParameterError,
     SequenceLengthError,
     UnknownModelError,
     VocabularyError,
 )
-from glauber.core.conditionals import log_conditionals
-from glauber.core.protocol import ConditionalModel
 from glauber.mlm_backend import CausalLMControl, HFMaskedLM, tiny_gpt2_control
 
 pytestmark = pytest.mark.usefixtures("single_thread")

@@ -14,6 +14,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from glauber.core.conditionals import check_states, log_conditionals
+from glauber.core.protocol import ConditionalModel
 from glauber.errors import (
     DeviceUnavailableError,
     InvalidParameterError,
@@ -21,8 +23,6 @@ from glauber.errors import (
     UnknownModelError,
     VocabularyError,
 )
-from glauber.core.conditionals import check_states, log_conditionals
-from glauber.core.protocol import ConditionalModel
 from glauber.mlm_backend import HFMaskedLM, load_model
 
 ARCHS = ["bert", "roberta", "distilbert", "modernbert"]

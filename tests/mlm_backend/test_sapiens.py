@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from glauber.errors import MissingDependencyError, UnknownModelError
 from glauber.core.conditionals import log_conditionals
+from glauber.errors import MissingDependencyError, UnknownModelError
 from glauber.mlm_backend.registry import available_models, load_model
 from glauber.mlm_backend.sapiens import (
     convert_sapiens,

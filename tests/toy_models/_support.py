@@ -12,17 +12,6 @@ from glauber.toy_models.base import FunctionModel
 SIZES = [(n, q) for n in range(1, 7) for q in (2, 3, 4) if q**n <= 64]
 
 
-def table_model(n: int, q: int, seed: int, scale: float) -> FunctionModel:
-    """A random model: an independent score vector for every site and context x_{-i}."""
-    table = scale * np.random.default_rng(seed).standard_normal((n, q**n, q))
-    weights = q ** np.arange(n - 1, -1, -1)
-
-    def scores(x: np.ndarray, i: int) -> np.ndarray:
-        return table[i, x @ weights]  # x[:, i] is masked to 0, so this indexes the context
-
-    return FunctionModel(n, q, scores, name="table")
-
-
 def ising_model(J: np.ndarray, h: np.ndarray) -> FunctionModel:
     """Ising via FunctionModel: s_i(a) = spin(a) (h_i + sum_k J_ik spin(x_k)), zero-diagonal J."""
 

@@ -26,7 +26,8 @@ from glauber.errors import (
 from glauber.toy_models.base import FunctionModel
 from glauber.toy_models.exact_chain import ExactChain
 
-from ._support import SIZES, exact_stationary, ising_model, table_model
+from ..support import table_model
+from ._support import SIZES, exact_stationary, ising_model
 
 
 def gibbs_log_pi(states: np.ndarray, J: np.ndarray, h: np.ndarray, tau: float) -> np.ndarray:

@@ -18,11 +18,20 @@ from hypothesis import strategies as st
 
 from glauber.errors import BasinError, InvalidParameterError, StateSpaceTooLargeError
 from glauber.toy_models.base import FunctionModel
-from glauber.toy_models.exact_basins import bottleneck, conductance, expected_hitting_times
+from glauber.toy_models.exact_basins import (
+    bottleneck,
+    conductance,
+    expected_hitting_times,
+)
 from glauber.toy_models.exact_chain import ExactChain
-from glauber.toy_models.exact_spectral import absolute_spectral_gap, relaxation_time, spectral_gap
+from glauber.toy_models.exact_spectral import (
+    absolute_spectral_gap,
+    relaxation_time,
+    spectral_gap,
+)
 
-from ._support import SIZES, ising_model, table_model
+from ..support import table_model
+from ._support import SIZES, ising_model
 
 
 def graph_couplings(n: int, edges: list[tuple[int, int]], J: float = 1.0) -> np.ndarray:
@@ -51,11 +60,11 @@ def pairs_differing_at(chain: ExactChain, j: int):
 
 def test_ising_path_influence_and_oscillation_closed_forms() -> None:
     # Heat-bath Ising, p(+ | f) = (1 + tanh(beta f))/2 with local field f; flipping a neighbour j
-    # moves f by 2J, so TV = |tanh(beta f) - tanh(beta (f - 2J))|/2, largest for f symmetric
-    # about 0.
-    # Degree-1 site (others sum to 0, f = +-J): c = tanh(beta J). Degree-2 site (the other
-    # neighbour gives f in {0, 2J}): c = tanh(2 beta J)/2. (docs/theory.md, `dobrushin`, Dobrushin for Ising,
-    # LPW 2nd ed. Theorem 15.1.) Oscillation: s_i(+-) shifts by +-2J, so Delta_ij = 4|J_ij|.
+    # moves f by 2J, so TV = |tanh(beta f) - tanh(beta (f - 2J))|/2, largest for f symmetric about
+    # 0. Degree-1 site (others sum to 0, f = +-J): c = tanh(beta J). Degree-2 site (the other
+    # neighbour gives f in {0, 2J}): c = tanh(2 beta J)/2. (docs/theory.md, `dobrushin`, Dobrushin
+    # for Ising, LPW 2nd ed. Theorem 15.1.) Oscillation: s_i(+-) shifts by +-2J, so Delta_ij =
+    # 4|J_ij|.
     n, J, tau = 4, 0.7, 0.8
     beta = 1 / tau
     path = graph_couplings(n, [(0, 1), (1, 2), (2, 3)], J)
@@ -167,11 +176,11 @@ def test_worst_adjacent_pair_is_the_maximum_over_adjacent_pairs(
 
 
 def test_star_counterexample_to_row_sum_contraction() -> None:
-    # docs/theory.md, `thm5-corrected`: hub 0 ignores the leaves (uniform conditional); each of the 3 leaves copies
-    # the hub with probability (1 + delta)/2. Row sums of C: leaf rows delta, hub row 0, so the
-    # paper's alpha = delta = 0.5 < 1. From a pair differing only at the hub, a leaf update
-    # disagrees with probability TV = delta, the hub update with 0:
-    # E[d_H] = (1/4) * 3 * (1 + delta) = 1.125 > 1 = d_H. Column sum of the hub is 3 delta = 1.5.
+    # docs/theory.md, `thm5-corrected`: hub 0 ignores the leaves (uniform conditional); each of the
+    # 3 leaves copies the hub with probability (1 + delta)/2. Row sums of C: leaf rows delta, hub
+    # row 0, so the paper's alpha = delta = 0.5 < 1. From a pair differing only at the hub, a leaf
+    # update disagrees with probability TV = delta, the hub update with 0: E[d_H] = (1/4) * 3 * (1 +
+    # delta) = 1.125 > 1 = d_H. Column sum of the hub is 3 delta = 1.5.
     delta = 0.5
     logit = math.log((1 + delta) / (1 - delta))
 

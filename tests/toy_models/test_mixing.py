@@ -23,9 +23,9 @@ from glauber.errors import (
     InvalidProbabilityError,
     StateSpaceTooLargeError,
 )
+from glauber.toy_models import mixing
 from glauber.toy_models.base import FunctionModel
 from glauber.toy_models.exact_chain import ExactChain
-from glauber.toy_models import mixing
 from glauber.toy_models.mixing import (
     distance_curve,
     mixing_time,

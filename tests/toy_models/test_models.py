@@ -8,8 +8,6 @@ asymmetric couplings (docs/theory.md, `prop4`, derived below).
 
 from __future__ import annotations
 
-import itertools
-
 import networkx as nx
 import numpy as np
 import pytest
@@ -32,19 +30,16 @@ from glauber.toy_models import (
     PottsModel,
 )
 
+from ..support import states
+
 SETTINGS = settings(max_examples=40, deadline=None)
-
-
-def all_states(n: int, q: int) -> np.ndarray:
-    """V^n in mixed radix, site 0 most significant (itertools.product order)."""
-    return np.array(list(itertools.product(range(q), repeat=n)), dtype=np.int64)
 
 
 def gibbs_log_conditionals(log_w: np.ndarray, n: int, q: int, site: int) -> np.ndarray:
     """log pi(x^{site -> a}) - log sum_b pi(x^{site -> b}) for every state x (rows) and a."""
-    states = all_states(n, q)
+    all_x = states(n, q)
     stride = q ** (n - 1 - site)
-    base_index = np.arange(q**n) - states[:, site] * stride
+    base_index = np.arange(q**n) - all_x[:, site] * stride
     neighbours = base_index[:, None] + np.arange(q)[None, :] * stride  # [N, q] indices of x^a
     return log_softmax(log_w[neighbours], axis=1)
 
@@ -56,11 +51,11 @@ def model_log_conditionals(model, states: np.ndarray, site: int, tau: float) -> 
 
 def assert_conditionals_are_gibbs(model, tau: float) -> None:
     """Every site's conditional at ``tau`` equals the one of the Gibbs law ``exp(log_weight/tau)``."""
-    states = all_states(model.n, model.q)
-    log_w = model.log_weight(states) / tau
+    all_x = states(model.n, model.q)
+    log_w = model.log_weight(all_x) / tau
     for i in range(model.n):
         np.testing.assert_allclose(
-            model_log_conditionals(model, states, i, tau),
+            model_log_conditionals(model, all_x, i, tau),
             gibbs_log_conditionals(log_w, model.n, model.q, i), atol=1e-10,
         )
 
@@ -120,7 +115,7 @@ def test_potts_with_two_colours_is_ising_with_half_coupling():
     field = np.array([[0.0, 1.0], [0.5, 0.1], [0.2, 0.2], [-1.0, 0.3]])
     potts = PottsModel(g, q=2, coupling=1.4, field=field)
     ising = IsingModel(g, coupling=0.7, field=(field[:, 1] - field[:, 0]) / 2)
-    x = all_states(4, 2)
+    x = states(4, 2)
     for i in range(4):
         np.testing.assert_allclose(
             model_log_conditionals(potts, x, i, 1.0), model_log_conditionals(ising, x, i, 1.0),
@@ -196,7 +191,7 @@ def test_symmetric_asymmetric_ising_is_the_graph_ising_model():
     graph = nx.complete_graph(5)
     ising = IsingModel(graph, coupling={(u, v): j[u, v] for u, v in graph.edges}, field=h)
     assert asym.is_compatible()
-    x = all_states(5, 2)
+    x = states(5, 2)
     for i in range(5):
         np.testing.assert_allclose(asym.score_site(x, i), ising.score_site(x, i), atol=1e-13)
 
@@ -221,7 +216,7 @@ def test_asymmetric_rectangle_delta_closed_form(n, data):
     j = data.draw(coupling_matrices(n))
     h = np.array(data.draw(st.lists(couplings, min_size=n, max_size=n)))
     model = AsymmetricIsingModel(j, field=h)
-    x = all_states(n, 2)[data.draw(st.integers(0, 2**n - 1))]
+    x = states(n, 2)[data.draw(st.integers(0, 2**n - 1))]
     i, k = data.draw(st.sampled_from([(a, b) for a in range(n) for b in range(n) if a != b]))
 
     def flip(state, site):
@@ -248,7 +243,7 @@ def test_asymmetric_conditionals_are_not_gibbs():
     model = AsymmetricIsingModel(j)
     assert not model.is_compatible()
     sym = IsingModel(nx.path_graph(2), coupling=0.5)
-    x = all_states(2, 2)
+    x = states(2, 2)
     log_w = sym.log_weight(x)
     gibbs = gibbs_log_conditionals(log_w, 2, 2, 1)
     # site 1 ignores site 0 (uniform conditional), the Gibbs conditional does not

@@ -13,6 +13,7 @@ import numpy as np
 from hypothesis import strategies as st
 from scipy.special import logsumexp
 
+from glauber.core.enumeration import all_states
 from glauber.toy_models import (
     AsymmetricIsingModel,
     CurieWeissModel,
@@ -21,7 +22,8 @@ from glauber.toy_models import (
     PlantedBasinModel,
     PottsModel,
 )
-from glauber.core.enumeration import all_states, state_index
+
+from ..support import table_model
 
 MAX_STATES = 256
 
@@ -34,22 +36,6 @@ def _shape(draw: Any, min_n: int = 2, max_n: int = 8, max_q: int = 4) -> tuple[i
     top = max(n for n in range(1, max_n + 1) if q**n <= MAX_STATES)
     n = draw(st.integers(min_n, max(min_n, top)))
     return n, q
-
-
-def table_model(n: int, q: int, seed: int, scale: float, bias: float = 0.0) -> FunctionModel:
-    """Random incompatible conditionals: site ``i``'s scores are a random table of the context.
-
-    ``ToyModel.scores`` masks the resampled site to 0 before the call, so looking the context up
-    by the index of the masked state makes the conditional ignore the site's own token. ``bias``
-    is added to the score of token 0 everywhere.
-    """
-    table = scale * np.random.default_rng(seed).standard_normal((n, q**n, q))
-    table[:, :, 0] += bias
-
-    def score_fn(states: np.ndarray, site: int) -> np.ndarray:
-        return table[site, state_index(states, q)]
-
-    return FunctionModel(n, q, score_fn, name=f"table:n={n},q={q},seed={seed}")
 
 
 @st.composite

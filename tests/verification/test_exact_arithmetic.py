@@ -18,9 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glauber.core.conditionals import log_conditionals
+from glauber.core.enumeration import all_states, neighbour_indices
 from glauber.theory import rectangle_delta
 from glauber.toy_models import FunctionModel
-from glauber.core.enumeration import all_states, neighbour_indices
 from glauber.toy_models.exact_chain import ExactChain
 
 N, Q = 3, 2

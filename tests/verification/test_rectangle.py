@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glauber.core.conditionals import log_conditionals
-from glauber.theory import rectangle_delta
 from glauber.core.enumeration import all_states, neighbour_indices
+from glauber.theory import rectangle_delta
 from glauber.toy_models.exact_chain import ExactChain
 
 from ._support import any_models, asym_ising_models, gibbs_models, temperatures
@@ -68,8 +68,8 @@ def test_proposition4_gibbs_rectangles_all_vanish(model, tau):
 @given(model=asym_ising_models(), tau=temperatures)
 @settings(max_examples=20, deadline=None)
 def test_proposition4_asymmetric_ising_closed_form(model, tau):
-    # Flipping both spins: delta = 4 s_i s_j (J_ji - J_ij) / tau (docs/theory.md, `prop4`, derived in
-    # glauber.theory.rectangle from the four edge log-ratios), whatever the field and the rest.
+    # Flipping both spins: delta = 4 s_i s_j (J_ji - J_ij) / tau (docs/theory.md, `prop4`, derived
+    # in glauber.theory.rectangle from the four edge log-ratios), whatever the field and the rest.
     J = model.J
     states = all_states(model.n, 2)
     s = 2 * states - 1

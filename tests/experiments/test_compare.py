@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from glauber.errors import InvalidParameterError, UnknownModelError
 from glauber.certify import certify
+from glauber.errors import InvalidParameterError, UnknownModelError
 from glauber.experiments.common import context_states
 from glauber.experiments.compare import compare
 from glauber.toy_models.specs import parse_toy_spec

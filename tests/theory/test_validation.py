@@ -7,13 +7,6 @@ import math
 import numpy as np
 import pytest
 
-from glauber.errors import (
-    GlauberInputError,
-    InvalidParameterError,
-    InvalidProbabilityError,
-    InvalidTemperatureError,
-    VocabularyError,
-)
 from glauber.core.validation import (
     check_eps,
     check_finite_float,
@@ -24,6 +17,13 @@ from glauber.core.validation import (
     check_square_matrix,
     check_tau,
     check_vocab_size,
+)
+from glauber.errors import (
+    GlauberInputError,
+    InvalidParameterError,
+    InvalidProbabilityError,
+    InvalidTemperatureError,
+    VocabularyError,
 )
 
 

@@ -10,15 +10,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glauber.estimators.influence import influence
-from glauber.experiments.alpha_curve import CachedScores, alpha_curve, certificate_thresholds
+from glauber.experiments.alpha_curve import (
+    CachedScores,
+    alpha_curve,
+    certificate_thresholds,
+)
 from glauber.toy_models.specs import parse_toy_spec
 
 
 def test_ising_cycle_alpha_is_tanh_two_beta(tmp_path):
     # Heat-bath Ising on a cycle (degree 2): the influence of a neighbour is tanh(2 beta J)/2
-    # (docs/theory.md, `dobrushin`; LPW Theorem 15.1 discussion: the target's one other neighbour cannot cancel),
-    # so every row and column sums to tanh(2 J / tau); Corollary 7's Delta_ij = 4 J per
-    # neighbour gives the threshold tau > 2 * 4 J / 4 = 2 J.
+    # (docs/theory.md, `dobrushin`; LPW Theorem 15.1 discussion: the target's one other neighbour
+    # cannot cancel), so every row and column sums to tanh(2 J / tau); Corollary 7's Delta_ij = 4 J
+    # per neighbour gives the threshold tau > 2 * 4 J / 4 = 2 J.
     res = alpha_curve("ising-cycle:n=5,J=0.5", "0.5,1,3", tmp_path, progress=False)
     assert res["exhaustive"]
     for r in res["rows"]:

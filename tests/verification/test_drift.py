@@ -19,7 +19,8 @@ from glauber.toy_models.counterexamples import (
 )
 from glauber.toy_models.exact_chain import ExactChain
 
-from ._support import absorbing_hit_within, seeds, table_model
+from ..support import table_model
+from ._support import absorbing_hit_within, seeds
 
 
 def drift_from_kernel(chain: ExactChain, token: int) -> np.ndarray:

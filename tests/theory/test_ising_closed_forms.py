@@ -73,7 +73,8 @@ def _influence_by_enumeration(beta: float, degree: int) -> float:
 def test_neighbour_influence(beta: float, degree: int) -> None:
     got = ising_neighbour_influence(beta, degree)
     assert got == pytest.approx(_influence_by_enumeration(beta, degree), abs=1e-12)
-    # docs/theory.md, `dobrushin`: tanh(beta) for odd degree (S = 0 possible), tanh(2 beta)/2 for even degree.
+    # docs/theory.md, `dobrushin`: tanh(beta) for odd degree (S = 0 possible), tanh(2 beta)/2 for
+    # even degree.
     closed = math.tanh(abs(beta)) if degree % 2 == 1 else math.tanh(2 * abs(beta)) / 2
     assert got == pytest.approx(closed, abs=1e-12)
     assert got <= math.tanh(abs(beta)) + 1e-15

@@ -7,10 +7,15 @@ import json
 
 import pytest
 
-from glauber.errors import MissingDependencyError, ResumeMismatchError
 from glauber.core.io import atomic_write_text
+from glauber.errors import MissingDependencyError, ResumeMismatchError
 from glauber.experiments.checkpoint import ResultsLog, config_hash
-from glauber.experiments.executor import LocalExecutor, RayExecutor, make_executor, run_cells
+from glauber.experiments.executor import (
+    LocalExecutor,
+    RayExecutor,
+    make_executor,
+    run_cells,
+)
 
 
 def test_config_hash_ignores_key_order_and_sees_values():

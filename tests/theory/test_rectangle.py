@@ -19,7 +19,7 @@ from glauber.errors import (
 )
 from glauber.theory.rectangle import (
     asymmetric_ising_rectangle_delta,
-    delta_scales_with_tau,
+    delta_at_tau,
     rectangle_delta,
     rectangle_delta_from_edges,
 )
@@ -131,7 +131,7 @@ def test_raw_scores_and_log_probs_agree_and_tau_scaling() -> None:
     for tau in (0.25, 1.0, 3.0):
         at_tau = scores / tau
         at_tau = at_tau - np.logaddexp.reduce(at_tau, axis=1, keepdims=True)
-        expected = delta_scales_with_tau(delta1, tau)
+        expected = delta_at_tau(delta1, tau)
         assert rectangle_delta(*at_tau, 0, 3, 1, 4) == pytest.approx(expected)
 
 
@@ -144,7 +144,7 @@ def test_batched_rectangles_and_edges() -> None:
     for k in range(6):
         assert out[k] == pytest.approx(rectangle_delta(*batch[:, k], a[k], a_new[k], 0, 2))
     assert rectangle_delta_from_edges(1.0, 2.0, 0.5, 2.0) == pytest.approx(0.5)
-    np.testing.assert_allclose(delta_scales_with_tau([1.0, -2.0], 2.0), [0.5, -1.0])
+    np.testing.assert_allclose(delta_at_tau([1.0, -2.0], 2.0), [0.5, -1.0])
 
 
 def test_errors() -> None:
@@ -164,4 +164,4 @@ def test_errors() -> None:
     with pytest.raises(InvalidTemperatureError):
         asymmetric_ising_rectangle_delta(np.zeros((3, 3)), 0, 1, tau=-1.0)
     with pytest.raises(InvalidTemperatureError):
-        delta_scales_with_tau(1.0, math.inf)
+        delta_at_tau(1.0, math.inf)

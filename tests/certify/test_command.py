@@ -20,8 +20,8 @@ import pytest
 
 import glauber.cli
 import glauber.commands.certify as command
-from glauber.errors import UnknownModelError
 from glauber.certify import Certificate, ClaimKey
+from glauber.errors import UnknownModelError
 from glauber.models import read_states, resolve_model
 from glauber.toy_models import IsingModel
 from glauber.toy_models.exact_chain import ExactChain

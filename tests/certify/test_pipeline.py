@@ -19,6 +19,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from glauber.certify import STAGES, Certificate, ClaimKey, certify
 from glauber.errors import (
     BasinError,
     InvalidParameterError,
@@ -27,19 +28,17 @@ from glauber.errors import (
     SequenceLengthError,
     StateSpaceTooLargeError,
 )
-from glauber.certify import STAGES, Certificate, ClaimKey, certify
-from glauber.toy_models import AsymmetricIsingModel, FunctionModel, IsingModel, PlantedBasinModel
+from glauber.toy_models import (
+    AsymmetricIsingModel,
+    FunctionModel,
+    IsingModel,
+    PlantedBasinModel,
+)
 from glauber.toy_models.exact_chain import ExactChain
 
+from ..support import table_model
+
 SMALL = dict(n_rectangles=8, budget=10, n_pairs=1)
-
-
-def table_model(n: int, q: int, seed: int, scale: float) -> FunctionModel:
-    """Scores from a random table indexed by (site, state with the site masked to 0, token):
-    a generic, incompatible conditional model."""
-    table = np.random.default_rng(seed).normal(0.0, scale, (n, q**n, q))
-    powers = q ** np.arange(n - 1, -1, -1)
-    return FunctionModel(n, q, lambda x, i: table[i, x @ powers], name=f"table-{seed}")
 
 
 @st.composite
@@ -117,8 +116,9 @@ def test_sampled_influences_are_lower_bounds(model, tau, seed):
 
 
 def test_ising_cycle_influence_closed_form_and_valid_certificate():
-    # LPW 2nd ed. Section 15.2 (docs/theory.md, `cycle-relaxation` and `dobrushin`): on the cycle every site has degree
-    # 2, so the influence of a neighbour is tanh(2 beta) / 2 and alpha = tanh(2 beta).
+    # LPW 2nd ed. Section 15.2 (docs/theory.md, `cycle-relaxation` and `dobrushin`): on the cycle
+    # every site has degree 2, so the influence of a neighbour is tanh(2 beta) / 2 and alpha =
+    # tanh(2 beta).
     n, tau = 6, 2.0
     cert = certify(IsingModel(nx.cycle_graph(n)), tau, **SMALL)
     expected = np.zeros((n, n))
@@ -147,7 +147,8 @@ def test_sampled_ising_alpha_is_below_the_closed_form():
 
 @pytest.mark.parametrize("tau", [0.5, 1.0, 3.0])
 def test_rectangles_of_asymmetric_ising_match_the_closed_form(tau):
-    # docs/theory.md, `prop4`: flipping both spins of sites i, j gives |delta| = 4 |J_ij - J_ji| / tau.
+    # docs/theory.md, `prop4`: flipping both spins of sites i, j gives |delta| = 4 |J_ij - J_ji| /
+    # tau.
     model = AsymmetricIsingModel.random(5, rng=3, asym=0.7)
     cert = certify(model, tau, n_rectangles=30, budget=5, n_pairs=1)
     rect = cert.incompatibility.rectangles

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from glauber.core.enumeration import all_states, neighbour_indices
 from glauber.errors import InvalidParameterError
 from glauber.theory import (
     adjacent_pair_hamming_bound,
@@ -28,10 +29,10 @@ from glauber.toy_models.counterexamples import (
     theorem5_counterexample,
     theorem5_gibbs_star_counterexample,
 )
-from glauber.core.enumeration import all_states, neighbour_indices
 from glauber.toy_models.exact_chain import ExactChain
 
-from ._support import any_models, asym_ising_models, mixes_by, table_model, tau_near_threshold
+from ..support import table_model
+from ._support import any_models, asym_ising_models, mixes_by, tau_near_threshold
 
 EPS = 0.25
 

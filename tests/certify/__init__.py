@@ -1,0 +1,1 @@
+"""Tests of the main job: the certify pipeline, its certificate and the glauber certify command."""

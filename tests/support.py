@@ -1,0 +1,36 @@
+"""Models and slow references shared by the test folders (one copy of each).
+
+Nothing here uses the code under test beyond the model classes: the enumeration is
+``itertools.product`` and the random model is a table of scores.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from glauber.toy_models import FunctionModel
+
+
+def states(n: int, q: int) -> np.ndarray:
+    """Every state of ``{0..q-1}^n`` in mixed radix, site 0 most significant (a reference
+    enumeration: ``itertools.product`` order)."""
+    return np.array(list(itertools.product(range(q), repeat=n)), dtype=np.int64)
+
+
+def table_model(n: int, q: int, seed: int, scale: float = 1.0, bias: float = 0.0) -> FunctionModel:
+    """A random, generally incompatible model: an independent score vector for every site and
+    context ``x_{-i}``, ``s_i(a; x_{-i}) = T[i, x with x_i := 0, a]``, plus ``bias`` on token 0.
+
+    ``ToyModel.scores`` masks the resampled site to 0 before the call, so indexing the table by
+    the masked state's mixed-radix index makes the conditional ignore the site's own token.
+    """
+    table = scale * np.random.default_rng(seed).standard_normal((n, q**n, q))
+    table[:, :, 0] += bias
+    powers = q ** np.arange(n - 1, -1, -1)
+
+    def score(x: np.ndarray, i: int) -> np.ndarray:
+        return table[i, x @ powers]
+
+    return FunctionModel(n, q, score, name=f"table:n={n},q={q},seed={seed}")

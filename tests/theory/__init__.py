@@ -1,0 +1,1 @@
+"""Tests of glauber.theory: each statement of the paper as a function, against closed forms."""
