@@ -62,7 +62,9 @@ def test_exact_chain_benchmark_smoke():
     assert len(res["mixing"]) == 3
     for m in res["mixing"]:
         assert m["agree"] is True and m["t_mix_squaring"] == m["t_mix_stepping"] >= 1
-        assert m["seconds_squaring"] > 0 and m["seconds_stepping"] > 0 and m["speedup"] > 0
+        assert m["seconds_squaring"] > 0 and m["seconds_stepping"] > 0
+        # a ratio against the baseline of the same run, not a number from elsewhere
+        assert m["speedup"] == pytest.approx(m["seconds_stepping"] / m["seconds_squaring"])
     assert [(s["beta"], s["method"]) for s in res["stationary"]] == [
         (0.5, "sparse"), (0.5, "iterative"), (3.0, "sparse"), (3.0, "iterative"), (3.0, "gth")
     ]
@@ -131,6 +133,12 @@ def test_sampler_benchmark_smoke(tiny_bert):
         for key in ("seconds", "cpu_seconds", "chain_steps_per_s", "model_flops_per_s",
                     "speedup", "matmul_fraction", "matmul_fraction_cpu"):
             assert b[key] > 0
+        # every rate is work over the measured time, every ratio against the same run's baseline
+        assert b["chain_steps_per_s"] == pytest.approx(b["batch"] * b["steps"] / b["seconds"])
+        assert b["speedup"] == pytest.approx(
+            b["chain_steps_per_s"] / res["baseline"]["chain_steps_per_s"])
+        assert b["matmul_fraction"] == pytest.approx(
+            b["model_flops_per_s"] / b["matmul_flops_per_s"])
     assert res["flops_per_query"] > 0
     assert all(b["matmul_flops_per_s"] > 0 for b in res["batched"])
     assert res["flops_per_query_full_logits"] > res["flops_per_query"]

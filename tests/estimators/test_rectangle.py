@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import math
 
 import networkx as nx
 import numpy as np
+from scipy import stats
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -121,9 +123,42 @@ def test_summary_statistics_and_json():
     assert res.mean_abs_delta == pytest.approx(np.abs(d).mean())
     assert res.median_abs_delta == pytest.approx(np.median(np.abs(d)))
     assert res.sd_delta == pytest.approx(np.std(d, ddof=1))
-    assert 0.0 <= res.p_value_t <= 1.0 and 0.0 <= res.p_value_wilcoxon <= 1.0
     out = json.loads(json.dumps(res.to_dict(), allow_nan=False))
     assert len(out["rectangles"]["delta"]) == 40
+
+
+def test_p_values_on_a_closed_form_sample():
+    """The p-values of the summary, recomputed from the closed-form deltas of an asymmetric
+    Ising model (docs/theory.md, `prop4`) with the t statistic written out by hand and scipy's
+    Student t and Wilcoxon distributions."""
+    J = _asym_J(8, 11)
+    model = asym_ising(J)
+    res = rectangle_test(model, states(8, 2), tau=1.0, n_rectangles=15, seed=1)
+    r = res.rectangles
+    si, sj = 2 * r.a - 1, 2 * r.b - 1
+    d = 4 * si * sj * (J[r.site_j, r.site_i] - J[r.site_i, r.site_j])  # the known sample
+    m = len(d)
+    t_signed = d.mean() / (d.std(ddof=1) / math.sqrt(m))
+    assert res.p_value_t == pytest.approx(2 * stats.t.sf(abs(t_signed), m - 1), rel=1e-9)
+    absd = np.abs(d)
+    t_abs = (absd.mean() - res.atol) / (absd.std(ddof=1) / math.sqrt(m))
+    assert res.p_value_abs == pytest.approx(stats.t.sf(t_abs, m - 1), rel=1e-9, abs=1e-300)
+    # Wilcoxon signed-rank of the drawn deltas (rounding breaks the closed form's ties, so the
+    # ranks are those of the deltas themselves), against its exact null distribution counted by
+    # hand: W+ = sum of the ranks of the positive deltas is a sum of a uniform random subset of
+    # {1..m}; two-sided p = 2 min(P(W+ <= w), P(W+ >= w)), capped at 1.
+    assert len(np.unique(np.abs(r.delta))) == m  # no ties: ranks 1..m, the exact test applies
+    w_plus = int(stats.rankdata(np.abs(r.delta))[r.delta > 0].sum())
+    ways = np.zeros(m * (m + 1) // 2 + 1)
+    ways[0] = 1.0
+    for rank in range(1, m + 1):  # subsets of {1..rank} by their sum
+        ways[rank:] = ways[rank:] + ways[:-rank].copy()
+    null = ways / 2**m
+    exact_p = min(1.0, 2 * min(null[: w_plus + 1].sum(), null[w_plus:].sum()))
+    assert res.p_value_wilcoxon == pytest.approx(exact_p, rel=1e-9)
+    # A sample of one sign: the exact two-sided Wilcoxon p-value of m distinct positive values
+    # is 2 / 2^m (only the all-positive sign pattern is as extreme, on either side).
+    assert stats.wilcoxon(np.arange(1.0, 9.0)).pvalue == pytest.approx(2 / 2**8)
 
 
 def test_same_seed_same_result():

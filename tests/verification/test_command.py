@@ -10,6 +10,7 @@ over random score tables and temperatures.
 
 from __future__ import annotations
 
+import importlib
 import contextlib
 import io
 import json
@@ -73,7 +74,10 @@ def test_quick_run_passes_with_a_row_per_statement(quick_run) -> None:
         assert row["instances_checked"] == len(row["instances"]), name
         assert row["errors"] == 0, name
         assert name in text
-        assert all(f.startswith("glauber.theory.") for f in row["theory"])
+        for cited in row["theory"]:  # every cited function exists and is callable
+            module, _, attribute = cited.rpartition(".")
+            assert module.startswith("glauber.theory."), cited
+            assert callable(getattr(importlib.import_module(module), attribute)), cited
     assert [p.name for p in folder.iterdir()] == ["table.json"]  # no temp file left behind
 
 
