@@ -187,8 +187,14 @@ def certify(
     on_host = answers_on_host(counted)
     if exhaustive is None:
         exhaustive = on_host and num_states <= max_exhaustive_states
+    skipped = "not computed (exact=False)"
     if exact is None:
         exact = on_host and num_states <= EXACT_MAX_STATES
+        skipped = (
+            f"not computed: q**n = {num_states} > {EXACT_MAX_STATES} states" if on_host else
+            "not computed: the model answers on a device (an MLM); exact values need an "
+            "in-memory model (pass exact=True to build its chain anyway)"
+        )
     settings = Settings(
         n_rectangles=counts["n_rectangles"], n_contexts=counts["n_contexts"],
         n_replacements=min(counts["n_replacements"], model.q - 1), n_pairs=counts["n_pairs"],
@@ -213,7 +219,7 @@ def certify(
     with tracker.stage("coupling", seconds):
         coup = _coupling(counted, xs, tau, settings, rngs[3], rngs[4])
     with tracker.stage("exact", seconds):
-        values, note = None, "not computed (exact=False)"
+        values, note = None, skipped
         if exact:
             trap = marg.best_trap
             values, note = exact_values(
