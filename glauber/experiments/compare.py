@@ -42,6 +42,7 @@ from glauber.experiments.common import (
     positive_budget,
 )
 from glauber.experiments.executor import Executor, LocalExecutor, run_cells
+from glauber.models import is_toy_spec
 
 
 def compare_cell(cell: dict) -> dict:
@@ -144,7 +145,7 @@ def compare(
     for key, value in (("contexts", contexts), ("rectangles", rectangles), ("pairs", pairs),
                        ("budget", budget)):
         positive_budget(value, key)
-    lengths = {name: None if _looks_toy(name) else length for name in names}
+    lengths = {name: None if is_toy_spec(name) else length for name in names}
     for name in names:  # fail fast on an unknown model
         get_model(name, lengths[name], device)
     config = {"experiment": "compare", "models": names, "taus": tau_list, "length": length,
@@ -159,12 +160,6 @@ def compare(
     atomic_write_text(out / "compare.json", dumps({"config": config, "models": results}) + "\n")
     atomic_write_text(out / "compare.md", compare_markdown(results))
     return results
-
-
-def _looks_toy(name: str) -> bool:
-    from glauber.toy_models.specs import TOY_FAMILIES
-
-    return name.split(":")[0] in TOY_FAMILIES
 
 
 def _fmt(v: Any, digits: int = 3) -> str:
