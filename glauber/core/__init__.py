@@ -7,6 +7,10 @@
 - :mod:`~glauber.core.arrays`: helpers that let one estimator run on numpy and torch alike.
 - :mod:`~glauber.core.validation`: checks of scalar arguments (temperature, eps, counts).
 - :mod:`~glauber.core.enumeration`: mixed-radix enumeration of ``V^n``.
+- :mod:`~glauber.core.restrict`: :func:`restrict`, the chain on chosen sites of a full-length
+  state (a ConditionalModel itself).
+- :mod:`~glauber.core.io`, :mod:`~glauber.core.claims`: atomic output files; the one type of a
+  statement confronted with numbers.
 - :mod:`glauber.errors` (beside this package): the typed errors.
 
 This package imports nothing of ``glauber`` but :mod:`glauber.errors`; see
@@ -20,12 +24,15 @@ from glauber.core.conditionals import (
 )
 from glauber.core.enumeration import all_states, state_index
 from glauber.core.protocol import ConditionalModel
+from glauber.core.restrict import RestrictedModel, restrict
 
 __all__ = [
     "ConditionalModel",
+    "RestrictedModel",
     "all_states",
     "host_states",
     "iter_log_conditionals",
     "log_conditionals",
+    "restrict",
     "state_index",
 ]

@@ -119,6 +119,16 @@ def write_json_atomic(path: str | os.PathLike[str], value: Any, indent: int | No
     atomic_write_text(path, json.dumps(value, indent=indent, allow_nan=False) + "\n")
 
 
+def cache_root() -> Path:
+    """The folder of ``glauber``'s caches: ``$GLAUBER_CACHE``, else ``~/.cache/glauber``.
+
+    Caches hold what can be recomputed (unpacked model checkpoints, score tables of exact
+    window chains); deleting the folder is always safe.
+    """
+    root = os.environ.get("GLAUBER_CACHE") or Path.home() / ".cache" / "glauber"
+    return Path(root).expanduser()
+
+
 def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
@@ -138,4 +148,10 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "check_output_path", "write_json_atomic"]
+__all__ = [
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "cache_root",
+    "check_output_path",
+    "write_json_atomic",
+]

@@ -11,7 +11,9 @@ enters); every estimator batches its (state, site) queries into as few :meth:`sc
 - :func:`margins`, :func:`escape_probability`: margins, traps, Assumption 1 / Theorem 8;
 - :func:`drift`: Section 5.4, as printed and corrected;
 - :func:`glauber_chains`, :func:`coupling_time`, :func:`maximal_coupling_step`: the sampler and
-  the coupling of Section 6.1.
+  the coupling of Section 6.1;
+- :func:`restrict` (from :mod:`glauber.core.restrict`): the chain on chosen sites of a
+  full-length state, a model every estimator runs on.
 
 ``certify`` (the main job, built on all of these) lives in :mod:`glauber.certify`; the names
 ``glauber.estimators.certify`` and ``glauber.estimators.Certificate`` are kept as aliases of it,
@@ -20,6 +22,7 @@ resolved on first use (no module of this package imports :mod:`glauber.certify`)
 
 from typing import Any
 
+from glauber.core.restrict import RestrictedModel, restrict
 from glauber.estimators.coupling import (
     CouplingResult,
     coupling_time,
@@ -58,6 +61,8 @@ __all__ = [
     "margins",
     "maximal_coupling_step",
     "rectangle_test",
+    "restrict",
+    "RestrictedModel",
 ]
 
 _ALIASES = {"certify": "certify", "Certificate": "Certificate"}

@@ -9,6 +9,7 @@ split into sub-batches sized by :func:`glauber.mlm_backend.device.token_budget`.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Sequence
 
 import torch
@@ -52,6 +53,26 @@ class TokenSequenceModel:
     def labels(self) -> tuple[str, ...]:
         """The printable label (token string) of each vocabulary entry."""
         return self.vocabulary.labels
+
+    @property
+    def cache_key(self) -> str:
+        """A key of everything the scores depend on: the class, the name, the vocabulary, the
+        compute precision and a SHA-256 of the weights (computed once per model object).
+
+        Score tables of exact window chains are kept on disk under it
+        (:func:`glauber.toy_models.score_table.score_table`).
+        """
+        key = getattr(self, "_cache_key", None)
+        if key is None:
+            h = hashlib.sha256()
+            for part in (type(self).__name__, getattr(self, "name", ""), str(self.dtype),
+                         str(getattr(self, "autocast", None)), repr(self.vocab)):
+                h.update(part.encode())
+            for name, tensor in sorted(self.model.state_dict().items()):
+                h.update(name.encode())
+                h.update(tensor.detach().cpu().contiguous().flatten().view(torch.uint8).numpy())
+            key = self._cache_key = h.hexdigest()
+        return key
 
     def encode(self, text: str | Sequence[str]) -> torch.Tensor:
         """State indices (1-D ``torch.long`` on the model's device) of a text or token list.

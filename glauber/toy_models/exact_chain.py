@@ -12,12 +12,13 @@ matrix and the stationary distribution once and passes them on.
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from pathlib import Path
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import scipy.sparse as sp
 
-from glauber.core.conditionals import log_conditionals
+from glauber.core.arrays import log_softmax
 from glauber.core.enumeration import (
     all_states,
     check_state_space,
@@ -25,7 +26,7 @@ from glauber.core.enumeration import (
     state_index,
 )
 from glauber.core.protocol import ConditionalModel
-from glauber.core.validation import check_tau
+from glauber.core.validation import check_positive_int, check_tau
 from glauber.errors import NonPositiveConditionalError, StateSpaceTooLargeError
 from glauber.theory.escape import BasinMargins
 from glauber.theory.kernels import REVERSIBILITY_RTOL, is_reversible
@@ -39,6 +40,7 @@ from glauber.toy_models import (
 )
 from glauber.toy_models.exact_basins import Bottleneck
 from glauber.toy_models.exact_coupling import WorstAdjacentPair
+from glauber.toy_models.score_table import DEFAULT_BATCH_SIZE, score_table
 from glauber.toy_models.stationary import (
     StationaryMethod,
     StationarySolution,
@@ -57,6 +59,14 @@ class ExactChain:
         Temperature, finite and > 0 (``tau = 1 / beta`` for the Ising heat bath).
     max_states : int
         Refuse state spaces with more than this many states (default ``2**16``).
+    batch_size : int
+        Most rows per :meth:`scores` call of the model while the score table is built.
+    cache : bool, str, Path or None
+        Where the score table is kept on disk (see
+        :func:`glauber.toy_models.score_table.score_table`; by default only for models with a
+        ``cache_key``, e.g. a restricted masked LM).
+    progress : callable, optional
+        ``progress(rows_done, rows_total)`` while the score table is built.
 
     Raises
     ------
@@ -84,12 +94,23 @@ class ExactChain:
     3
     """
 
-    def __init__(self, model: ConditionalModel, tau: float, max_states: int = 2**16) -> None:
+    def __init__(
+        self,
+        model: ConditionalModel,
+        tau: float,
+        max_states: int = 2**16,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        cache: bool | str | Path | None = None,
+        progress: Callable[[int, int], Any] | None = None,
+    ) -> None:
         self.tau = check_tau(tau)
         self.model = model
         self.n = int(model.n)
         self.q = int(model.q)
         self.num_states = check_state_space(self.n, self.q, max_states)
+        self.batch_size = check_positive_int(batch_size, "batch_size")
+        self.cache = cache
+        self.progress = progress
         self._cache: dict[str, Any] = {}
 
     def __repr__(self) -> str:
@@ -111,23 +132,36 @@ class ExactChain:
         return state_index(states, self.q)
 
     def scores(self) -> np.ndarray:
-        """Scores ``s_i(a; x_{-i})`` at ``tau = 1`` for every site and state: ``[n, q**n, q]``."""
+        """Scores ``s_i(a; x_{-i})`` at ``tau = 1`` for every site and state: ``[n, q**n, q]``.
 
-        def compute() -> np.ndarray:
-            states = self.states()
-            return np.stack(
-                [
-                    np.asarray(self.model.scores(states, np.full(self.num_states, i)), np.float64)
-                    for i in range(self.n)
-                ]
-            )
+        Built once by :func:`glauber.toy_models.score_table.score_table` (``n q^(n-1)`` queries,
+        batched; on disk for models with a ``cache_key``) and shared by :meth:`at` with the
+        chains of every other temperature.
+        """
+        return self._cached(
+            "scores",
+            lambda: score_table(self.model, self.batch_size, self.cache, self.progress),
+        )
 
-        return self._cached("scores", compute)
+    def at(self, tau: float) -> "ExactChain":
+        """The exact chain of the same model at another temperature, sharing the score table.
+
+        A sweep over temperatures costs one table build (scores are tau-free).
+
+        Raises
+        ------
+        InvalidTemperatureError
+            If ``tau`` is not finite and > 0.
+        """
+        chain = ExactChain(self.model, tau, self.num_states, self.batch_size, self.cache)
+        chain._cache["scores"] = self.scores()
+        return chain
 
     def conditionals(self) -> np.ndarray:
         """Exact conditionals ``p_tau(a | x_{-i})`` for every site and state: ``[n, q**n, q]``.
 
-        One :func:`glauber.core.conditionals.log_conditionals` call per site over all states.
+        ``softmax(s / tau)`` of the score table in float64 (the one temperature scaling of
+        :func:`glauber.core.conditionals.log_conditionals`, applied to the table).
 
         Raises
         ------
@@ -138,26 +172,13 @@ class ExactChain:
         """
 
         def compute() -> np.ndarray:
-            states = self.states()
-            p = np.exp(
-                np.stack(
-                    [
-                        np.asarray(
-                            log_conditionals(
-                                self.model, states, np.full(self.num_states, i), self.tau
-                            ),
-                            dtype=np.float64,
-                        )
-                        for i in range(self.n)
-                    ]
-                )
-            )
+            p = np.exp(log_softmax(self.scores() / self.tau))
             if not (p > 0.0).all():
                 i, x, a = (int(v) for v in np.argwhere(p <= 0.0)[0])
                 raise NonPositiveConditionalError(
-                    f"the conditional p(a={a} | x_-{i}) at state {states[x].tolist()} underflows "
-                    f"to 0 at tau = {self.tau}; positivity (Proposition 1) fails in float64: raise "
-                    "tau or reduce the score differences"
+                    f"the conditional p(a={a} | x_-{i}) at state {self.states()[x].tolist()} "
+                    f"underflows to 0 at tau = {self.tau}; positivity (Proposition 1) fails in "
+                    "float64: raise tau or reduce the score differences"
                 )
             return p
 

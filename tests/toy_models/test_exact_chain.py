@@ -265,7 +265,15 @@ def test_one_scores_call_per_site_and_caching() -> None:
     chain.stationary()
     chain.mixing_time()
     chain.influence_matrix()
+    chain.oscillation_matrix()
     chain.one_step_hamming(0, 7)
-    assert calls == [8, 8, 8]  # one batched call per site over all 8 states
+    # One batched call per site over the 4 states with x_i = 0: a conditional does not see the
+    # token it resamples, so the q states that differ only at site i share one query.
+    assert calls == [4, 4, 4]
     assert chain.transition_matrix() is chain.transition_matrix()
+    # Scores are tau-free: the chain at another temperature reuses the table (no new call).
+    hot = chain.at(2.0)
+    np.testing.assert_allclose(hot.transition_matrix().toarray(),
+                               ExactChain(base, 2.0).transition_matrix().toarray(), atol=1e-15)
+    assert calls == [4, 4, 4]
     assert "n=3" in repr(chain) and "tau=0.5" in repr(chain)
