@@ -44,6 +44,10 @@ class NonFiniteScoresError(GlauberInputError):
     """A model returned NaN or infinite scores."""
 
 
+class NonRealScoresError(NonFiniteScoresError):
+    """A model returned scores that are not real numbers (complex, strings, objects)."""
+
+
 class NonPositiveConditionalError(GlauberInputError):
     """A conditional probability is zero where positivity is assumed (Proposition 1)."""
 
@@ -76,6 +80,23 @@ class ConvergenceError(GlauberError):
     """A numerical method did not reach the required accuracy."""
 
 
+class PrecisionError(GlauberError, ArithmeticError):
+    """Double precision cannot resolve the requested quantity (underflow, a gap below rounding).
+
+    The message names the form that can (e.g. ``log_stationary()``) or the extended-precision
+    route to take.
+    """
+
+
+class UnderflowError(PrecisionError):
+    """A probability that is positive in exact arithmetic underflows to 0 (or loses its relative
+    accuracy) in float64; the log-space form of the same quantity is available."""
+
+
+class PrecisionWarning(UserWarning):
+    """A result is returned, but its accuracy is limited by floating point (see the message)."""
+
+
 class MissingDependencyError(GlauberError, ImportError):
     """An optional package needed for this feature is not installed."""
 
@@ -90,6 +111,7 @@ __all__ = [
     "VocabularyError",
     "SequenceLengthError",
     "NonFiniteScoresError",
+    "NonRealScoresError",
     "NonPositiveConditionalError",
     "StateSpaceTooLargeError",
     "BasinError",
@@ -98,5 +120,8 @@ __all__ = [
     "FrozenSitesError",
     "ResumeMismatchError",
     "ConvergenceError",
+    "PrecisionError",
+    "UnderflowError",
+    "PrecisionWarning",
     "MissingDependencyError",
 ]
