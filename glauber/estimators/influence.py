@@ -196,6 +196,7 @@ def all_states(n: int, q: int, max_states: int = 100_000) -> np.ndarray:
     StateSpaceTooLargeError
         If ``q ** n > max_states``.
     """
+    n, q = int(n), int(q)  # Python ints: numpy's q**n would wrap around in int64
     if q**n > max_states:
         raise StateSpaceTooLargeError(
             f"q**n = {q}**{n} = {q**n} states exceeds max_states = {max_states}; sample contexts "

@@ -17,7 +17,12 @@ from typing import Any, Iterable
 import numpy as np
 import scipy.sparse as sp
 
-from glauber.errors import NonPositiveConditionalError, StateSpaceTooLargeError
+from glauber.errors import (
+    InvalidParameterError,
+    NonPositiveConditionalError,
+    StateSpaceTooLargeError,
+    UnderflowError,
+)
 from glauber.estimators.conditionals import log_conditionals
 from glauber.estimators.protocol import ConditionalModel
 from glauber.theory.validation import check_tau
@@ -32,8 +37,14 @@ from glauber.toy_models.enumeration import (
 from glauber.toy_models.exact_basins import Bottleneck
 from glauber.toy_models.exact_coupling import WorstAdjacentPair
 from glauber.toy_models.exact_margins import BasinMargins
-from glauber.toy_models.stationary import StationaryMethod, StationarySolution
-from glauber.toy_models.stationary import stationary_distribution
+from glauber.toy_models.stationary import (
+    GTH_MAX_STATES,
+    TRUSTED_MIN_PROBABILITY,
+    StationaryMethod,
+    StationarySolution,
+    log_stationary_distribution,
+    stationary_distribution,
+)
 
 
 class ExactChain:
@@ -199,14 +210,62 @@ class ExactChain:
 
         ``"gth"`` is accurate to relative precision on every entry (also ``1e-40``); ``"sparse"``
         (direct) and ``"iterative"`` (Krylov) only normwise; ``"auto"`` uses GTH up to 4096
-        states, the direct solve up to 8192 and the Krylov solve above.
+        states, the direct solve up to 8192 and the Krylov solve above. A GTH law with entries
+        below :data:`~glauber.toy_models.stationary.TRUSTED_MIN_PROBABILITY` is recomputed from
+        :meth:`log_stationary`, so no entry loses its relative accuracy to an underflowed
+        intermediate.
 
         Raises
         ------
         ConvergenceError
             If the sparse solve's residual exceeds its tolerance.
+        UnderflowError
+            If an entry is below the smallest normal float64 (about 2.2e-308): a chain with
+            positive conditionals has no zero entry, so use :meth:`log_stationary`.
         """
-        return self.stationary_solution(method).pi
+        return self._cached(f"pi_checked:{method}", lambda: self._checked_stationary(method))
+
+    def _checked_stationary(self, method: StationaryMethod) -> np.ndarray:
+        pi = self.stationary_solution(method).pi
+        gth = method == "gth" or (method == "auto" and self.num_states <= GTH_MAX_STATES)
+        if not gth or (pi >= TRUSTED_MIN_PROBABILITY).all():
+            return pi
+        log_pi = self.log_stationary(method)
+        if (log_pi < np.log(_SMALLEST_NORMAL)).any():
+            k = int(np.argmin(log_pi))
+            raise UnderflowError(
+                f"the stationary probability of state {self.states()[k].tolist()} is "
+                f"10^{log_pi[k] / np.log(10):.1f}, below the smallest float64; use "
+                "log_stationary() (log pi, exact to relative precision) instead of stationary()"
+            )
+        return np.exp(log_pi)
+
+    def log_stationary(self, method: StationaryMethod = "auto") -> np.ndarray:
+        """``log mu_tau``, with no entry lost to underflow (entries of ``1e-392`` are ``-901.6``).
+
+        GTH carried out in log space up to 1024 states
+        (:func:`glauber.toy_models.stationary.log_gth_stationary`), else the log of the float64
+        law when none of its entries is below
+        :data:`~glauber.toy_models.stationary.TRUSTED_MIN_PROBABILITY`.
+
+        Raises
+        ------
+        UnderflowError
+            If the chain is too large for log-space GTH and its float64 law has tiny entries.
+        ConvergenceError
+            If the chain is reducible.
+        """
+        return self._cached(
+            f"log_pi:{method}",
+            lambda: log_stationary_distribution(self.transition_matrix(), method),
+        )
+
+    def _stationary_for_distances(self) -> np.ndarray:
+        """``mu`` to absolute accuracy (underflowed entries 0): all a TV distance needs."""
+        try:
+            return self.stationary()
+        except UnderflowError:
+            return np.exp(self.log_stationary())
 
     # -------------------------------------------------------------------------------- mixing
     def distance(
@@ -232,7 +291,8 @@ class ExactChain:
     ) -> np.ndarray:
         """``d(t)`` at each time in ``ts`` (see :meth:`distance`)."""
         return mixing.distance_curve(
-            self._mixing_matrix(method), self.stationary(), ts, backend, device, method=method
+            self._mixing_matrix(method), self._stationary_for_distances(), ts, backend, device,
+            method=method,
         )
 
     def mixing_time(
@@ -258,7 +318,8 @@ class ExactChain:
             If ``method="squaring"`` is asked of more than 4096 states.
         """
         return mixing.mixing_time(
-            self._mixing_matrix(method), self.stationary(), eps, backend, device, method=method
+            self._mixing_matrix(method), self._stationary_for_distances(), eps, backend, device,
+            method=method,
         )
 
     def _mixing_matrix(self, method: str) -> Any:
@@ -271,27 +332,61 @@ class ExactChain:
     def is_reversible(self, rtol: float = 1e-8) -> bool:
         """Detailed balance ``mu(x) P(x, y) = mu(y) P(y, x)`` to relative ``rtol`` (Theorem 3).
 
-        Each flow is compared relative to its own size, which needs ``mu`` accurate entrywise:
-        GTH (up to 4096 states) gives that; above, the normwise solvers can fail tiny flows.
+        Each flow is compared relative to its own size in log space
+        (:func:`glauber.toy_models.exact_spectral.log_reversibility_defect` on
+        :meth:`log_stationary`), so flows whose ``mu`` underflows float64 are checked as strictly
+        as flows of order 1.
+
+        Raises
+        ------
+        InvalidParameterError
+            If ``rtol`` is not a finite number >= 0.
         """
-        return exact_spectral.is_reversible(self.transition_matrix(), self.stationary(), rtol)
+        if not np.isfinite(rtol) or rtol < 0:
+            raise InvalidParameterError(f"rtol must be a finite number >= 0, got {rtol!r}")
+        return self._reversibility_defect() <= rtol
+
+    def _reversibility_defect(self) -> float:
+        return self._cached(
+            "rev_defect",
+            lambda: exact_spectral.log_reversibility_defect(
+                self.transition_matrix(), self.log_stationary()
+            ),
+        )
 
     def spectral_gap(self) -> float:
         """``1 - lambda_2`` if reversible (sqrt(pi) symmetrisation), else the absolute gap.
 
-        See :func:`glauber.toy_models.exact_spectral.spectral_gap`.
+        To relative accuracy 1e-6: gaps float64 cannot resolve are recomputed in extended
+        precision on chains of at most 64 states, and refused above. See
+        :func:`glauber.toy_models.exact_spectral.spectral_gap`.
+
+        Raises
+        ------
+        PrecisionError
+            If the gap is below float64's resolution on a chain of more than 64 states.
         """
         return self._cached(
             "gap",
-            lambda: exact_spectral.spectral_gap(self.dense_transition_matrix(), self.stationary()),
+            lambda: exact_spectral.spectral_gap(
+                self.dense_transition_matrix(), None, reversible=self.is_reversible()
+            ),
         )
 
     def absolute_spectral_gap(self) -> float:
-        """``1 - max{|lambda| : lambda != 1}`` (LPW 2nd ed., Section 12.2)."""
+        """``1 - max{|lambda| : lambda != 1}`` (LPW 2nd ed., Section 12.2).
+
+        Accuracy as :meth:`spectral_gap`.
+
+        Raises
+        ------
+        PrecisionError
+            If the gap is below float64's resolution on a chain of more than 64 states.
+        """
         return self._cached(
             "abs_gap",
             lambda: exact_spectral.absolute_spectral_gap(
-                self.dense_transition_matrix(), self.stationary()
+                self.dense_transition_matrix(), None, reversible=self.is_reversible()
             ),
         )
 
@@ -304,19 +399,46 @@ class ExactChain:
     def conductance(self, mask: Any) -> float:
         """``Phi(S) = sum_{x in S} mu(x) P(x, S^c) / mu(S)`` (Theorem 8's definition).
 
+        Formed in log space (:meth:`log_conductance`), so a set whose stationary mass underflows
+        float64 still gets its true conductance.
+
+        Raises
+        ------
+        BasinError
+            If the set is empty or the whole state space.
+        UnderflowError
+            If the conductance itself is below the smallest normal float64 (use
+            :meth:`log_conductance`).
+        """
+        return _checked_exp(self.log_conductance(mask), "conductance", "log_conductance(mask)")
+
+    def log_conductance(self, mask: Any) -> float:
+        """``log Phi(S)`` from :meth:`log_stationary` (finite for every proper subset of a chain
+        with positive conditionals).
+
         Raises
         ------
         BasinError
             If the set is empty or the whole state space.
         """
-        return exact_basins.conductance(self.transition_matrix(), self.stationary(), mask)
+        return exact_basins.log_conductance(self.transition_matrix(), self.log_stationary(), mask)
 
     def bottleneck(self) -> Bottleneck:
-        """Minimising set and value of ``Phi_*`` (chains of at most 16 states)."""
-        return self._cached(
-            "bottleneck",
-            lambda: exact_basins.bottleneck(self.transition_matrix(), self.stationary()),
-        )
+        """Minimising set and value of ``Phi_*`` (chains of at most 16 states).
+
+        Masses and flows are formed in log space when a stationary probability is tiny
+        (``Bottleneck.log_ratio`` is then set).
+        """
+
+        def compute() -> Bottleneck:
+            log_pi = self.log_stationary()
+            tiny = not (log_pi >= np.log(TRUSTED_MIN_PROBABILITY)).all()
+            return exact_basins.bottleneck(
+                self.transition_matrix(), np.exp(log_pi) if tiny else self.stationary(),
+                log_pi if tiny else None,
+            )
+
+        return self._cached("bottleneck", compute)
 
     def bottleneck_ratio(self) -> float:
         """``Phi_* = min{Phi(S) : mu(S) <= 1/2}`` by enumeration (at most 16 states).
@@ -325,8 +447,13 @@ class ExactChain:
         ------
         StateSpaceTooLargeError
             If the chain has more than 16 states.
+        UnderflowError
+            If ``Phi_*`` is below the smallest normal float64 (read ``bottleneck().log_ratio``).
         """
-        return self.bottleneck().ratio
+        b = self.bottleneck()
+        if b.log_ratio is None:
+            return b.ratio
+        return _checked_exp(b.log_ratio, "bottleneck ratio", "bottleneck().log_ratio")
 
     def escape_probabilities(self, mask: Any) -> np.ndarray:
         """Exact ``P(x, B^c)`` for each ``x`` in ``B`` (in increasing state index)."""
@@ -358,3 +485,16 @@ class ExactChain:
         return self._cached(
             "adjacent", lambda: exact_coupling.worst_adjacent_pair(self.conditionals())
         )
+
+
+_SMALLEST_NORMAL = float(np.finfo(np.float64).tiny)
+
+
+def _checked_exp(log_value: float, what: str, instead: str) -> float:
+    """``exp(log_value)``, refused when it underflows the normal float64 range."""
+    if log_value < np.log(_SMALLEST_NORMAL):
+        raise UnderflowError(
+            f"the {what} is 10^{log_value / np.log(10):.1f}, below the smallest float64; use "
+            f"{instead} (its logarithm)"
+        )
+    return float(np.exp(log_value))
