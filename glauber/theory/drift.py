@@ -36,6 +36,7 @@ from numpy.typing import ArrayLike
 
 from glauber.errors import InvalidParameterError
 from glauber.theory.validation import (
+    as_real_array,
     check_finite_float,
     check_nonnegative_int,
     check_positive_float,
@@ -171,7 +172,7 @@ def boundary_drift_as_printed(drift_at_boundary: ArrayLike) -> bool:
     >>> boundary_drift_as_printed([0.02, 0.05])
     True
     """
-    arr = np.asarray(drift_at_boundary, dtype=np.float64).ravel()
+    arr = as_real_array(drift_at_boundary, "drift_at_boundary").ravel()
     if arr.size == 0:
         raise InvalidParameterError("pass at least one boundary drift value")
     if not np.all(np.isfinite(arr)):

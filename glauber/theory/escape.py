@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 
 from glauber.errors import BasinError, InvalidParameterError, InvalidProbabilityError
+from glauber.theory.floating import int_times, round_up
 from glauber.theory.validation import (
     check_eps,
     check_nonnegative_int,
@@ -27,12 +29,24 @@ from glauber.theory.validation import (
 )
 
 
-def _exp(x: float) -> float:
-    """``e^x``, with ``math.inf`` instead of an OverflowError."""
+_TINY = sys.float_info.min  # smallest normal float64
+_MAX = sys.float_info.max
+
+
+def _upper(value: float) -> float:
+    """An upper bound on a positive quantity, never 0: below the normal range the product of
+    ``exp`` (1 ulp) and one multiplication (half an ulp) is nudged up two subnormal steps, so
+    an underflow reads ``<= 1e-323`` instead of the false ``<= 0``."""
+    return round_up(round_up(value)) if value < _TINY else value
+
+
+def _lower_exp(x: float) -> float:
+    """A lower bound on ``e^x``: the largest float64 when ``e^x`` overflows (never ``inf``, which
+    would claim an infinite lower bound for a finite quantity)."""
     try:
         return math.exp(x)
     except OverflowError:
-        return math.inf
+        return _MAX
 
 
 def _check_margin_args(q: int, delta_star: float, tau: float) -> tuple[int, float, float]:
@@ -56,7 +70,9 @@ def theorem8_escape_bound(q: int, delta_star: float, tau: float) -> float:
     -------
     float
         The bound on the one-step escape probability of every basin state and on the
-        conductance ``Phi(B)``; it can exceed 1 (then it is vacuous).
+        conductance ``Phi(B)``; it can exceed 1 (then it is vacuous). Never 0: where it
+        underflows float64 a subnormal upper bound is returned (use
+        :func:`log_theorem8_escape_bound` for its value).
 
     Raises
     ------
@@ -73,7 +89,25 @@ def theorem8_escape_bound(q: int, delta_star: float, tau: float) -> float:
     0.735759
     """
     q, delta_star, tau = _check_margin_args(q, delta_star, tau)
-    return q * math.exp(-delta_star / tau)
+    return _upper(q * math.exp(-delta_star / tau))
+
+
+def log_theorem8_escape_bound(q: int, delta_star: float, tau: float) -> float:
+    """``log(|V| e^{-Delta_star/tau}) = log |V| - Delta_star / tau``: Theorem 8's escape and
+    conductance bound in log space, finite however small the bound is.
+
+    Raises
+    ------
+    VocabularyError, InvalidParameterError, InvalidTemperatureError
+        As :func:`theorem8_escape_bound`.
+
+    Examples
+    --------
+    >>> round(log_theorem8_escape_bound(2, 1000.0, 1e-3) / math.log(10), 3)
+    -434294.181
+    """
+    q, delta_star, tau = _check_margin_args(q, delta_star, tau)
+    return math.log(q) - delta_star / tau
 
 
 def sharper_escape_bound(n: int, k: int, q: int, delta_star: float, tau: float) -> float:
@@ -120,7 +154,7 @@ def sharper_escape_bound(n: int, k: int, q: int, delta_star: float, tau: float) 
     if k > n:
         raise InvalidParameterError(f"k (exit-causing sites) must be <= n = {n}, got {k}")
     q, delta_star, tau = _check_margin_args(q, delta_star, tau)
-    return (k / n) * (q - 1) * math.exp(-delta_star / tau)
+    return _upper((k / n) * (q - 1) * math.exp(-delta_star / tau)) if k else 0.0
 
 
 def theorem8_tmix_lower_bound(q: int, delta_star: float, tau: float) -> float:
@@ -140,7 +174,9 @@ def theorem8_tmix_lower_bound(q: int, delta_star: float, tau: float) -> float:
     Returns
     -------
     float
-        The lower bound (``math.inf`` if ``e^{Delta_star/tau}`` overflows a float).
+        The lower bound; the largest float64 when it exceeds it (the true bound is larger, so
+        that is still a lower bound; the exact value is in
+        :func:`log_theorem8_tmix_lower_bound`).
 
     Raises
     ------
@@ -157,7 +193,28 @@ def theorem8_tmix_lower_bound(q: int, delta_star: float, tau: float) -> float:
     0.339785
     """
     q, delta_star, tau = _check_margin_args(q, delta_star, tau)
-    return _exp(delta_star / tau) / (4.0 * q)
+    try:
+        return math.exp(delta_star / tau) / (4.0 * q)
+    except OverflowError:
+        return _lower_exp(delta_star / tau - math.log(4.0 * q))
+
+
+def log_theorem8_tmix_lower_bound(q: int, delta_star: float, tau: float) -> float:
+    """``log(e^{Delta_star/tau} / (4 |V|)) = Delta_star / tau - log(4 |V|)``: Theorem 8's
+    ``t_mix`` lower bound in log space (finite where the bound itself exceeds float64).
+
+    Raises
+    ------
+    VocabularyError, InvalidParameterError, InvalidTemperatureError
+        As :func:`theorem8_tmix_lower_bound`.
+
+    Examples
+    --------
+    >>> round(log_theorem8_tmix_lower_bound(2, 1.0, 1e-3), 4)
+    997.9206
+    """
+    q, delta_star, tau = _check_margin_args(q, delta_star, tau)
+    return delta_star / tau - math.log(4.0 * q)
 
 
 def _check_basin_mass(pi_A: float) -> float:
@@ -218,7 +275,9 @@ def bottleneck_distance_lower_bound(t: int, pi_A: float, phi_A: float) -> float:
     t = check_nonnegative_int(t, "t")
     pi_A = _check_basin_mass(pi_A)
     phi_A = _check_conductance(phi_A)
-    return 1.0 - pi_A - t * phi_A
+    if t < 2**1023:  # float(t) exists
+        return 1.0 - pi_A - t * phi_A
+    return 1.0 - pi_A - int_times(t, phi_A)  # -inf beyond the float range: still a lower bound
 
 
 def bottleneck_tmix_lower_bound(pi_A: float, phi_A: float, eps: float = 0.25) -> float:
@@ -263,4 +322,39 @@ def bottleneck_tmix_lower_bound(pi_A: float, phi_A: float, eps: float = 0.25) ->
         return 0.0
     if phi_A == 0.0:
         return math.inf
-    return gap / phi_A
+    return min(gap / phi_A, _MAX)  # gap / (subnormal phi) overflows: the true value is finite
+
+
+def log_bottleneck_tmix_lower_bound(pi_A: float, log_phi_A: float, eps: float = 0.25) -> float:
+    """``log((1 - pi(A) - eps) / Phi(A))`` from ``log Phi(A)``: :func:`bottleneck_tmix_lower_bound`
+    for conductances that underflow float64 (e.g. ``ExactChain.log_conductance``).
+
+    Returns
+    -------
+    float
+        The log of the lower bound (``-inf`` when ``pi_A + eps >= 1``: no bound).
+
+    Raises
+    ------
+    InvalidProbabilityError
+        If ``pi_A`` is outside [0, 1], ``log_phi_A > 0`` or NaN, or ``eps`` outside (0, 1).
+    BasinError
+        If ``pi_A`` is 0 or 1.
+
+    Examples
+    --------
+    >>> round(log_bottleneck_tmix_lower_bound(0.5, -1000.0), 4)
+    998.6137
+    """
+    pi_A = _check_basin_mass(pi_A)
+    eps = check_eps(eps)
+    if isinstance(log_phi_A, bool) or not isinstance(log_phi_A, numbers.Real) or not (
+        float(log_phi_A) <= 0.0
+    ):
+        raise InvalidProbabilityError(
+            f"log_phi_A must be the log of a conductance in (0, 1], i.e. <= 0; got {log_phi_A!r}"
+        )
+    gap = 1.0 - pi_A - eps
+    if gap <= 0.0:
+        return -math.inf
+    return math.log(gap) - float(log_phi_A)

@@ -11,6 +11,7 @@ successive roundings (Higham, Lemma 3.1).
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 from glauber.errors import InvalidParameterError
@@ -120,12 +121,49 @@ def round_down(x: float) -> float:
     return math.nextafter(float(x), -math.inf)
 
 
+def int_times(t: int, x: float) -> float:
+    """``t * x`` for an integer ``t`` of any size: the correctly rounded float, ``+-inf`` beyond
+    the float range (``float(10**400)`` alone raises OverflowError).
+
+    Examples
+    --------
+    >>> int_times(10**400, -1e-300), int_times(10**400, -0.5)
+    (-1e+100, -inf)
+    """
+    if x == 0.0 or t == 0:
+        return 0.0
+    exact = Fraction(int(t)) * Fraction(float(x))
+    try:
+        return float(exact)
+    except OverflowError:
+        return math.inf if exact > 0 else -math.inf
+
+
+def exp_decay(log_scale: float, t: int, log_rate: float) -> float:
+    """``exp(log_scale + t * log_rate)`` for ``log_rate <= 0`` and any integer ``t >= 0``.
+
+    Underflow gives 0.0 (the correctly rounded value), never an OverflowError.
+
+    Examples
+    --------
+    >>> exp_decay(math.log(2.0), 10**400, -1e-3)
+    0.0
+    """
+    exponent = log_scale + int_times(t, log_rate)
+    try:
+        return math.exp(exponent)
+    except OverflowError:
+        return math.inf
+
+
 __all__ = [
     "SMALLEST_SUBNORMAL",
     "UNIT_ROUNDOFF",
     "coarsest",
     "dtype_name",
+    "exp_decay",
     "gamma",
+    "int_times",
     "round_down",
     "round_up",
     "unit_roundoff",

@@ -14,6 +14,7 @@ import math
 import numbers
 
 from glauber.errors import InvalidParameterError
+from glauber.theory.floating import exp_decay
 from glauber.theory.validation import (
     check_eps,
     check_nonnegative_int,
@@ -81,7 +82,9 @@ def path_coupling_distance_bound(t: int, rate: float, diameter: float) -> float:
     t = check_nonnegative_int(t, "t")
     rate = check_positive_float(rate, "rate")
     diameter = check_positive_float(diameter, "diameter")
-    return diameter * math.exp(-rate * t)
+    if t < 2**1023:  # float(t) exists
+        return diameter * math.exp(-rate * t)
+    return exp_decay(math.log(diameter), t, -rate)  # t = 10**400: 0.0
 
 
 def path_coupling_tmix_bound(rate: float, diameter: float, eps: float = 0.25) -> int:

@@ -32,6 +32,7 @@ from glauber.theory.floating import (
     gamma,
 )
 from glauber.theory.validation import (
+    as_real_array,
     check_nonnegative_float,
     check_nonnegative_int,
     check_square_matrix,
@@ -65,7 +66,7 @@ def rectangle_delta_from_edges(
 
 
 def _edge(lp: ArrayLike, old: ArrayLike, new: ArrayLike, name: str) -> np.ndarray:
-    arr = np.asarray(lp, dtype=np.float64)
+    arr = as_real_array(lp, name)
     if arr.ndim < 1:
         raise InvalidParameterError(f"{name} must have a vocabulary axis (last), got a scalar")
     q = arr.shape[-1]
@@ -241,9 +242,9 @@ def rectangle_rounding_bound(
     """
     tau = check_tau(tau)
     ulps = check_nonnegative_float(score_error_ulps, "score_error_ulps")
-    old = np.asarray(lp_old, dtype=np.float64)
-    new = np.asarray(lp_new, dtype=np.float64)
-    scale = np.asarray(score_scale, dtype=np.float64)
+    old = as_real_array(lp_old, "lp_old")
+    new = as_real_array(lp_new, "lp_new")
+    scale = as_real_array(score_scale, "score_scale")
     if not (old.shape == new.shape == scale.shape) or old.ndim != 2 or old.shape[0] != 4:
         raise InvalidParameterError(
             f"lp_old, lp_new and score_scale must share the shape (4, R), got {old.shape}, "
@@ -295,7 +296,7 @@ def delta_scales_with_tau(delta1: ArrayLike, tau: float) -> np.ndarray | float:
     0.4
     """
     tau = check_tau(tau)
-    out = np.asarray(delta1, dtype=np.float64) / tau
+    out = as_real_array(delta1, "delta1") / tau
     return float(out) if out.ndim == 0 else out
 
 

@@ -20,8 +20,10 @@ import scipy.sparse as sp
 from glauber.errors import (
     InvalidParameterError,
     NonPositiveConditionalError,
+    SequenceLengthError,
     StateSpaceTooLargeError,
     UnderflowError,
+    VocabularyError,
 )
 from glauber.estimators.conditionals import log_conditionals
 from glauber.estimators.protocol import ConditionalModel
@@ -108,8 +110,25 @@ class ExactChain:
         return self._cached("states", lambda: all_states(self.n, self.q))
 
     def index_of(self, states: Any) -> np.ndarray:
-        """Mixed-radix index of each state (``[B, n] -> [B]``, or ``[n]`` -> a scalar array)."""
-        return state_index(states, self.q)
+        """Mixed-radix index of each state (``[B, n] -> [B]``, or ``[n]`` -> a scalar array).
+
+        Raises
+        ------
+        SequenceLengthError
+            If a state does not have ``n`` entries (or ``states`` is not ``[n]`` or ``[B, n]``).
+        VocabularyError
+            If an entry is not an integer in ``0..q-1``.
+        """
+        arr = np.asarray(states)
+        if arr.ndim not in (1, 2) or arr.shape[-1] != self.n:
+            raise SequenceLengthError(
+                f"states must have shape [n] or [B, n] with n = {self.n}, got {arr.shape}"
+            )
+        if arr.size and arr.dtype.kind not in "iu":
+            raise VocabularyError(
+                f"states must hold integer tokens 0..{self.q - 1}, got dtype {arr.dtype}"
+            )
+        return state_index(arr, self.q)
 
     def scores(self) -> np.ndarray:
         """Scores ``s_i(a; x_{-i})`` at ``tau = 1`` for every site and state: ``[n, q**n, q]``."""
