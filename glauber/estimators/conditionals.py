@@ -139,9 +139,12 @@ def _scaled_log_conditionals(
             f"model {name} returned non-finite scores; "
             "check the score function (scores must be finite real numbers at every site)"
         )
-    if not is_torch(s):
+    if is_torch(s):
+        lp = log_softmax(s / tau)
+    else:
         s = _real_scores(s, name)
-    lp = log_softmax(s / tau)
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow is checked just below
+            lp = log_softmax(s / tau)
     if check_finite and not all_finite(lp):
         raise NonFiniteScoresError(
             f"scores / tau overflow {str(s.dtype).removeprefix('torch.')} for model {name} at "
