@@ -11,6 +11,12 @@ With a basin ``B``, Assumption 1 only concerns *exit-causing* sites (some ``a`` 
 and ``t_mix(1/4) >= e^{Delta_star/tau} / (4|V|)`` if ``mu_tau(B) <= 1/2`` (true as printed; see
 :mod:`glauber.theory.escape`). Over sampled basin states these are estimates; over every state of
 the basin (a toy) they are exact.
+
+Margins are differences of two computed log-probabilities, so each carries a rounding error
+(:func:`glauber.theory.rectangle.log_ratio_rounding_bound`, with the model's precision and the
+assumed accuracy of its scores, as in the rectangle test). Theorem 8's bounds are evaluated at the
+*lower* margins ``margin - error``: a margin that rounding could have made positive certifies
+nothing, and a bound is never computed from a margin larger than the true one.
 """
 
 from __future__ import annotations
@@ -23,15 +29,18 @@ import numpy as np
 
 from glauber.errors import InvalidParameterError
 from glauber.estimators.arrays import JsonResult, like, namespace, take_rows, to_numpy
-from glauber.estimators.conditionals import host_states, iter_log_conditionals
+from glauber.estimators.conditionals import host_states, iter_scaled_log_conditionals
 from glauber.estimators.escape import Basin, basin_states, exit_mask
+from glauber.estimators.precision import DEFAULT_SCORE_ERROR_ULPS, model_precision
 from glauber.estimators.protocol import ConditionalModel
 from glauber.theory.escape import (
     sharper_escape_bound,
     theorem8_escape_bound,
     theorem8_tmix_lower_bound,
 )
-from glauber.theory.validation import check_positive_int, check_tau
+from glauber.theory.floating import UNIT_ROUNDOFF, coarsest
+from glauber.theory.rectangle import log_ratio_rounding_bound
+from glauber.theory.validation import check_nonnegative_float, check_positive_int, check_tau
 
 
 @dataclass(frozen=True)
@@ -52,12 +61,15 @@ class BasinMargins(JsonResult):
     k : int
         Largest number of exit-causing sites of a state.
     assumption1 : bool
-        Assumption 1 holds on these states: ``delta_star > 0`` and the argmax condition.
+        Assumption 1 holds on these states despite rounding: ``delta_star_lower > 0`` and the
+        argmax condition on the lower margins.
     tau : float or None
     escape_bound, sharper_escape_bound, tmix_lower_bound : float or None
-        Theorem 8's three bounds at ``tau`` (``None`` without ``tau`` or when Assumption 1
-        fails). ``tmix_lower_bound`` further needs ``mu_tau(B) <= 1/2``, which a sample cannot
-        check.
+        Theorem 8's three bounds at ``tau`` from ``delta_star_lower`` (``None`` without ``tau``
+        or when Assumption 1 fails). ``tmix_lower_bound`` further needs ``mu_tau(B) <= 1/2``,
+        which a sample cannot check.
+    delta_star_lower : float
+        ``delta_star`` less its rounding error: the margin Theorem 8 is evaluated at.
     """
 
     exit_sites: np.ndarray
@@ -70,6 +82,7 @@ class BasinMargins(JsonResult):
     escape_bound: float | None
     sharper_escape_bound: float | None
     tmix_lower_bound: float | None
+    delta_star_lower: float
 
 
 @dataclass(frozen=True)
@@ -89,13 +102,19 @@ class MarginsResult(JsonResult):
         Smallest margin over all states and sites.
     tau : float or None
     trap_escape_bound, trap_sharper_escape_bound, trap_tmix_lower_bound : ndarray or None
-        With ``tau``: Theorem 8 for each *perfect* trap ``x`` taken as the one-state basin
-        ``{x}`` (every site and token is exit-causing, ``Delta_star = state_min``):
+        With ``tau``: Theorem 8 for each trap ``x`` taken as the one-state basin ``{x}`` (every
+        site and token is exit-causing, ``Delta_star = state_min_lower``):
         ``|V| e^{-Delta_star/tau}``, ``(|V| - 1) e^{-Delta_star/tau}`` and
         ``e^{Delta_star/tau} / (4|V|)`` (the paper's Appendix A.1 use); NaN (``None`` in JSON)
-        for approximate traps.
+        where ``state_min_lower <= 0`` (an approximate trap, or one only rounding makes perfect).
     basin : BasinMargins or None
         Present when a basin was given.
+    margin_error : ndarray, shape (S, n)
+        Rounding bound of each margin.
+    state_min_lower : ndarray, shape (S,)
+        Per state: ``min_i (margin - margin_error)``, the margin Theorem 8 is evaluated at.
+    precision : str
+        The model's compute precision used in the rounding bounds.
     """
 
     margins: np.ndarray
@@ -109,6 +128,9 @@ class MarginsResult(JsonResult):
     trap_sharper_escape_bound: np.ndarray | None
     trap_tmix_lower_bound: np.ndarray | None
     basin: BasinMargins | None
+    margin_error: np.ndarray
+    state_min_lower: np.ndarray
+    precision: str
 
 
 def margins(
@@ -117,6 +139,8 @@ def margins(
     tau: float | None = None,
     basin: Basin | None = None,
     batch_size: int = 4096,
+    score_error_ulps: float = DEFAULT_SCORE_ERROR_ULPS,
+    precision: Any = None,
 ) -> MarginsResult:
     """Per-site margins ``Delta_i(x)`` (Appendix A.1) and, with a basin, Assumption 1 / Theorem 8.
 
@@ -135,6 +159,10 @@ def margins(
         ``basin(states[B, n]) -> bool[B]``.
     batch_size : int
         Most rows per :meth:`scores` call.
+    score_error_ulps : float, optional
+        Assumed accuracy of the scores (see :func:`glauber.estimators.rectangle.rectangle_test`).
+    precision : dtype or str, optional
+        The model's compute precision (default: from the scores and the model's attributes).
 
     Returns
     -------
@@ -158,14 +186,17 @@ def margins(
         xs = host_states(model, states)
         if xs.shape[0] == 0:
             raise InvalidParameterError("states is empty; pass at least one state [1, n]")
+    score_error_ulps = check_nonnegative_float(score_error_ulps, "score_error_ulps")
     mask = exit_mask(model, xs, basin) if basin is not None else None
-    marg, exit_marg = _site_margins(model, xs, mask, batch_size)
+    sm = _site_margins(model, xs, mask, batch_size, score_error_ulps, precision)
+    marg, exit_marg = sm.margins, sm.exit_margins
     state_min = marg.min(axis=1)
+    state_min_lower = (marg - sm.errors).min(axis=1)
     perfect = state_min > 0
     basin_result = None
     if mask is not None:
-        basin_result = _basin_margins(model, marg, exit_marg, mask, tau)
-    traps = _trap_bounds(model, state_min, tau) if tau is not None else (None, None, None)
+        basin_result = _basin_margins(model, marg, exit_marg, sm, mask, tau)
+    traps = _trap_bounds(model, state_min_lower, tau) if tau is not None else (None, None, None)
     return MarginsResult(
         margins=marg,
         state_min=state_min,
@@ -178,13 +209,16 @@ def margins(
         trap_sharper_escape_bound=traps[1],
         trap_tmix_lower_bound=traps[2],
         basin=basin_result,
+        margin_error=sm.errors,
+        state_min_lower=state_min_lower,
+        precision=sm.precision,
     )
 
 
 def _trap_bounds(
     model: ConditionalModel, state_min: np.ndarray, tau: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Theorem 8 for each perfect trap as a one-state basin (NaN for approximate traps)."""
+    """Theorem 8 for each trap with a positive lower margin as a one-state basin (else NaN)."""
     out = np.full((3, len(state_min)), np.nan)
     for s in np.flatnonzero(state_min > 0):
         d = float(state_min[s])
@@ -194,54 +228,90 @@ def _trap_bounds(
     return out[0], out[1], out[2]
 
 
+@dataclass(frozen=True)
+class _SiteMargins:
+    margins: np.ndarray  # [S, n]
+    exit_margins: np.ndarray | None  # [S, n], inf where no exit-causing token
+    errors: np.ndarray  # [S, n] rounding bound of margins
+    exit_errors: np.ndarray | None  # [S, n] rounding bound of exit_margins (0 where inf)
+    precision: str
+
+
 def _site_margins(
-    model: ConditionalModel, xs: np.ndarray, mask: np.ndarray | None, batch_size: int
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """Margins over all other tokens, and over exit-causing tokens (``inf`` where none)."""
+    model: ConditionalModel,
+    xs: np.ndarray,
+    mask: np.ndarray | None,
+    batch_size: int,
+    score_error_ulps: float,
+    precision: Any,
+) -> _SiteMargins:
+    """Margins over all other tokens and over exit-causing tokens, with their rounding bounds."""
     s_count, n = xs.shape
+    rows = s_count * n
     flat_states = np.repeat(xs, n, axis=0)
     flat_sites = np.tile(np.arange(n), s_count)
     own = xs.reshape(-1)
-    marg = np.empty(s_count * n)
-    exit_marg = np.empty(s_count * n) if mask is not None else None
-    flat_mask = mask.reshape(s_count * n, model.q) if mask is not None else None
+    flat_mask = mask.reshape(rows, model.q) if mask is not None else None
+    cur_lp, best_lp, exit_lp, scale = (np.empty(rows) for _ in range(4))
+    score_dtypes, work_dtypes = [], []
     cols = None
-    for lo, hi, lp in iter_log_conditionals(
-        model, s_count * n, lambda lo, hi: (flat_states[lo:hi], flat_sites[lo:hi]), 1.0, batch_size
+    for lo, hi, lp, row_scale, score_dtype in iter_scaled_log_conditionals(
+        model, rows, lambda lo, hi: (flat_states[lo:hi], flat_sites[lo:hi]), 1.0, batch_size
     ):
         xp = namespace(lp)
         cols = like(lp, np.arange(model.q)) if cols is None else cols
         cur = take_rows(lp, own[lo:hi])
         others = cols[None, :] != like(lp, own[lo:hi])[:, None]  # built on the model's device
-        marg[lo:hi] = to_numpy(cur - xp.amax(xp.where(others, lp, -math.inf), axis=-1))
+        cur_lp[lo:hi] = to_numpy(cur)
+        best_lp[lo:hi] = to_numpy(xp.amax(xp.where(others, lp, -math.inf), axis=-1))
         if flat_mask is not None:
             m = like(lp, flat_mask[lo:hi], dtype="bool")
-            exit_marg[lo:hi] = to_numpy(cur - xp.amax(xp.where(m, lp, -math.inf), axis=-1))
-    return marg.reshape(s_count, n), (
-        exit_marg.reshape(s_count, n) if exit_marg is not None else None
-    )
+            exit_lp[lo:hi] = to_numpy(xp.amax(xp.where(m, lp, -math.inf), axis=-1))
+        scale[lo:hi] = row_scale
+        score_dtypes.append(score_dtype)
+        work_dtypes.append(str(lp.dtype).removeprefix("torch."))
+    score_dtype, work_dtype = coarsest(*score_dtypes), coarsest(*work_dtypes)
+    model_dtype = model_precision(model, score_dtype, precision)
+    u_w = UNIT_ROUNDOFF[work_dtype]
+
+    def bounded(best: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        # the subtraction is done in the working format (float32 for MLMs): one more rounding
+        margin = cur_lp - best
+        finite = np.isfinite(best)
+        err = np.zeros(rows)
+        err[finite] = log_ratio_rounding_bound(
+            cur_lp[finite], best[finite], scale[finite], 1.0, score_dtype, work_dtype,
+            model_dtype, score_error_ulps,
+        ) + u_w * np.abs(margin[finite])
+        return margin.reshape(s_count, n), err.reshape(s_count, n)
+
+    marg, err = bounded(best_lp)
+    exit_marg, exit_err = bounded(exit_lp) if flat_mask is not None else (None, None)
+    return _SiteMargins(marg, exit_marg, err, exit_err, model_dtype)
 
 
 def _basin_margins(
     model: ConditionalModel,
     marg: np.ndarray,
     exit_marg: np.ndarray,
+    sm: _SiteMargins,
     mask: np.ndarray,
     tau: float | None,
 ) -> BasinMargins:
     exit_sites = mask.any(axis=2)
-    argmax_ok = bool(np.all(marg[exit_sites] >= 0))
+    argmax_ok = bool(np.all((marg - sm.errors)[exit_sites] >= 0))
     delta_star = float(exit_marg.min())
+    delta_star_lower = float((exit_marg - sm.exit_errors).min())
     k = int(exit_sites.sum(axis=1).max())
-    holds = argmax_ok and delta_star > 0
+    holds = argmax_ok and delta_star_lower > 0
     esc = sharp = tmix = None
     if tau is not None and holds:
         if math.isinf(delta_star):  # no exit-causing move from any state: no escape in one step
             esc, sharp, tmix = 0.0, 0.0, math.inf
         else:
-            esc = theorem8_escape_bound(model.q, delta_star, tau)
-            sharp = sharper_escape_bound(model.n, k, model.q, delta_star, tau)
-            tmix = theorem8_tmix_lower_bound(model.q, delta_star, tau)
+            esc = theorem8_escape_bound(model.q, delta_star_lower, tau)
+            sharp = sharper_escape_bound(model.n, k, model.q, delta_star_lower, tau)
+            tmix = theorem8_tmix_lower_bound(model.q, delta_star_lower, tau)
     return BasinMargins(
         exit_sites=exit_sites,
         exit_margin=exit_marg,
@@ -253,4 +323,5 @@ def _basin_margins(
         escape_bound=esc,
         sharper_escape_bound=sharp,
         tmix_lower_bound=tmix,
+        delta_star_lower=delta_star_lower,
     )

@@ -29,18 +29,13 @@ from scipy import stats
 from glauber.errors import InvalidParameterError
 from glauber.estimators.arrays import JsonResult, is_torch, namespace, take_rows, to_numpy
 from glauber.estimators.conditionals import host_states, iter_scaled_log_conditionals
+from glauber.estimators.precision import DEFAULT_SCORE_ERROR_ULPS, model_precision
 from glauber.estimators.protocol import ConditionalModel
 from glauber.estimators.sampler import SeedLike
-from glauber.theory.floating import UNIT_ROUNDOFF, coarsest, dtype_name
+from glauber.theory.floating import UNIT_ROUNDOFF, coarsest
 from glauber.theory.rectangle import rectangle_delta_from_edges, rectangle_rounding_bound
 from glauber.theory.validation import check_nonnegative_float, check_positive_int, check_tau
 
-#: Default accuracy assumed of a model's scores, in units of roundoff of the precision it computes
-#: in, relative to the largest |score| of the row (item 1 of
-#: :func:`glauber.theory.rectangle.rectangle_rounding_bound`). Measured worst cases (|error| /
-#: (u max|s|), one score): AntiBERTy float32 forward against float64 97, bfloat16 against float32
-#: 12, the tiny GPT-2 control (float32) against float64 15; 512 leaves a factor 5.
-DEFAULT_SCORE_ERROR_ULPS = 512.0
 
 
 @dataclass(frozen=True)
@@ -195,7 +190,8 @@ def rectangle_test(
         Extra absolute tolerance added to every rectangle's rounding bound (default 0).
     score_error_ulps : float, optional
         Assumed accuracy of the model's scores: within ``score_error_ulps * u_m * max|s|`` of
-        exact, per row (default :data:`DEFAULT_SCORE_ERROR_ULPS`).
+        exact, per row (default
+        :data:`glauber.estimators.precision.DEFAULT_SCORE_ERROR_ULPS`).
     precision : dtype or str, optional
         The format the model computes in (``"float64"``, ``"float32"``, ``"bfloat16"``,
         ``"float16"``); by default the coarsest of the scores' dtype and the model's ``dtype``
@@ -280,7 +276,7 @@ def rectangle_test(
     s_wz = lp_ap - lp_a
     delta = np.asarray(rectangle_delta_from_edges(s_xy, s_yz, s_xw, s_wz), dtype=np.float64)
     score_dtype = coarsest(info1.score_dtype, info2.score_dtype)
-    model_dtype = _model_precision(model, score_dtype, precision)
+    model_dtype = model_precision(model, score_dtype, precision)
     # Edge rows: x -> y, x -> w (pass 1), y -> z, w -> z (pass 2).
     bound = rectangle_rounding_bound(
         np.stack([lp_current[:r], lp_current[r:], lp_b, lp_a]),
@@ -302,20 +298,6 @@ def rectangle_test(
             s_idx, si, sj, a, a_prime, b, b_prime, delta, bound, np.abs(delta) > bound
         ),
     )
-
-
-def _model_precision(model: ConditionalModel, score_dtype: str, precision: Any) -> str:
-    """The coarsest of the scores' format and the model's ``dtype``/``autocast`` (or ``precision``)."""
-    if precision is not None:
-        return coarsest(score_dtype, precision)
-    declared = []
-    for attr in ("dtype", "autocast"):
-        value = getattr(model, attr, None)
-        try:
-            declared.append(dtype_name(value) if value is not None else None)
-        except InvalidParameterError:  # an integer or unknown dtype says nothing about rounding
-            continue
-    return coarsest(score_dtype, *declared)
 
 
 @dataclass(frozen=True)

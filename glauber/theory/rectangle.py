@@ -240,33 +240,84 @@ def rectangle_rounding_bound(
     >>> bool(1e-15 < b[0] < 1e-14)
     True
     """
+    old = as_real_array(lp_old, "lp_old")
+    new = as_real_array(lp_new, "lp_new")
+    if old.ndim != 2 or old.shape[0] != 4:
+        raise InvalidParameterError(
+            f"lp_old, lp_new and score_scale must have the shape (4, R), got {old.shape}"
+        )
+    per_edge = log_ratio_rounding_bound(
+        old, new, score_scale, tau, score_dtype, work_dtype, model_dtype, score_error_ulps
+    )
+    u = UNIT_ROUNDOFF["float64"]
+    total = per_edge.sum(axis=0) + gamma(4, u) * np.abs(new - old).sum(axis=0)
+    return total * (1.0 + gamma(8, u))
+
+
+def log_ratio_rounding_bound(
+    lp_old: ArrayLike,
+    lp_new: ArrayLike,
+    score_scale: ArrayLike,
+    tau: float,
+    score_dtype: Any = "float64",
+    work_dtype: Any = "float64",
+    model_dtype: Any = None,
+    score_error_ulps: float = 0.0,
+) -> np.ndarray:
+    """Bound on the rounding error of ``lp_new - lp_old``, two entries of one log-conditional.
+
+    Items 1-3 of :func:`rectangle_rounding_bound` for one edge (the final subtraction is not
+    included: add ``u |lp_new - lp_old|`` in the format it is done in):
+    ``2 (k u_m + u_s) M / tau + eta_s + gamma_2(u_w) (|lp_old| + |lp_new|) + 2 eta_w``, elementwise.
+    Also bounds a score margin ``s(x_i) - s(a)`` read from log-conditionals.
+
+    Parameters
+    ----------
+    lp_old, lp_new, score_scale : array_like
+        Same shape: the two computed log-probabilities (at ``tau``) and ``max_a |s(a)|`` of their
+        conditional at ``tau = 1``.
+    tau, score_dtype, work_dtype, model_dtype, score_error_ulps :
+        As :func:`rectangle_rounding_bound`.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    InvalidParameterError
+        If shapes differ, a value is not finite, or ``score_error_ulps < 0``.
+    InvalidTemperatureError
+        If ``tau`` is not finite and > 0.
+
+    Examples
+    --------
+    >>> bool(log_ratio_rounding_bound(-1.0, -2.0, 3.0, 1.0) < 1e-14)
+    True
+    """
     tau = check_tau(tau)
     ulps = check_nonnegative_float(score_error_ulps, "score_error_ulps")
     old = as_real_array(lp_old, "lp_old")
     new = as_real_array(lp_new, "lp_new")
     scale = as_real_array(score_scale, "score_scale")
-    if not (old.shape == new.shape == scale.shape) or old.ndim != 2 or old.shape[0] != 4:
+    if not (old.shape == new.shape == scale.shape):
         raise InvalidParameterError(
-            f"lp_old, lp_new and score_scale must share the shape (4, R), got {old.shape}, "
+            f"lp_old, lp_new and score_scale must share one shape, got {old.shape}, "
             f"{new.shape} and {scale.shape}"
         )
     if not (np.isfinite(old).all() and np.isfinite(new).all() and np.isfinite(scale).all()):
-        raise InvalidParameterError("rectangle_rounding_bound needs finite inputs")
+        raise InvalidParameterError("the rounding bound needs finite log-probabilities and scales")
     s_name = dtype_name(score_dtype)
     u_s, eta_s = UNIT_ROUNDOFF[s_name], SMALLEST_SUBNORMAL[s_name]
     w_name = dtype_name(work_dtype)
     u_w, eta_w = UNIT_ROUNDOFF[w_name], SMALLEST_SUBNORMAL[w_name]
     u_m = UNIT_ROUNDOFF[coarsest(s_name, model_dtype)]
-    u = UNIT_ROUNDOFF["float64"]
-    edges = np.abs(new - old)
-    per_edge = (
+    return (
         2.0 * (ulps * u_m + u_s) * (scale / tau)
         + eta_s
         + gamma(2, u_w) * (np.abs(old) + np.abs(new))
         + 2.0 * eta_w
     )
-    total = per_edge.sum(axis=0) + gamma(4, u) * edges.sum(axis=0)
-    return total * (1.0 + gamma(8, u))
 
 
 def delta_scales_with_tau(delta1: ArrayLike, tau: float) -> np.ndarray | float:

@@ -150,13 +150,16 @@ class Bottleneck:
     log_ratio: float | None = None
 
 
-def bottleneck(P: Any, pi: np.ndarray, log_pi: np.ndarray | None = None) -> Bottleneck:
+def bottleneck(
+    P: Any, pi: np.ndarray, log_pi: np.ndarray | None = None, log_P: np.ndarray | None = None
+) -> Bottleneck:
     """Bottleneck ratio ``Phi_*`` by enumerating every subset (chains of at most 16 states).
 
     Sets with ``pi(S) <= 1/2`` are admitted with a relative slack of ``1e-12`` so that sets of
     mass exactly 1/2 (symmetric chains) are not lost to rounding in ``pi(S)``. With ``log_pi``
     every mass and boundary flow is formed in log space (``pi`` is then ignored), so sets whose
-    mass underflows float64 keep their true ratio instead of ``0 / 0``.
+    mass underflows float64 keep their true ratio instead of ``0 / 0``; ``log_P`` (dense
+    ``log P``, default ``log(P)``) keeps transition probabilities that are subnormal in ``P``.
 
     Raises
     ------
@@ -172,7 +175,11 @@ def bottleneck(P: Any, pi: np.ndarray, log_pi: np.ndarray | None = None) -> Bott
         )
     dense = P.toarray() if sp.issparse(P) else np.asarray(P, dtype=np.float64)
     if log_pi is not None:
-        return _log_bottleneck(dense, np.asarray(log_pi, dtype=np.float64))
+        if log_P is None:
+            with np.errstate(divide="ignore"):
+                log_P = np.log(dense)
+        return _log_bottleneck(np.asarray(log_P, dtype=np.float64),
+                               np.asarray(log_pi, dtype=np.float64))
     flow = pi[:, None] * dense  # edge measure Q(x, y)
     codes = np.arange(1, 2**S - 1, dtype=np.int64)
     masks = ((codes[:, None] >> np.arange(S)[None, :]) & 1).astype(bool)  # [2^S - 2, S]
@@ -184,11 +191,10 @@ def bottleneck(P: Any, pi: np.ndarray, log_pi: np.ndarray | None = None) -> Bott
     return Bottleneck(ratio=float(ratios[best]), mask=masks[best].copy())
 
 
-def _log_bottleneck(dense: np.ndarray, log_pi: np.ndarray) -> Bottleneck:
+def _log_bottleneck(log_P: np.ndarray, log_pi: np.ndarray) -> Bottleneck:
     """:func:`bottleneck` with masses and flows in log space."""
     S = log_pi.shape[0]
-    with np.errstate(divide="ignore"):
-        log_flow = log_pi[:, None] + np.log(dense)  # log Q(x, y)
+    log_flow = log_pi[:, None] + log_P  # log Q(x, y)
     codes = np.arange(1, 2**S - 1, dtype=np.int64)
     masks = ((codes[:, None] >> np.arange(S)[None, :]) & 1).astype(bool)
     best_log, best_mask = np.inf, masks[0]

@@ -41,9 +41,11 @@ from glauber.toy_models.exact_coupling import WorstAdjacentPair
 from glauber.toy_models.exact_margins import BasinMargins
 from glauber.toy_models.stationary import (
     GTH_MAX_STATES,
+    LOG_GTH_MAX_STATES,
     TRUSTED_MIN_PROBABILITY,
     StationaryMethod,
     StationarySolution,
+    log_gth_stationary,
     log_stationary_distribution,
     stationary_distribution,
 )
@@ -159,19 +161,7 @@ class ExactChain:
 
         def compute() -> np.ndarray:
             states = self.states()
-            p = np.exp(
-                np.stack(
-                    [
-                        np.asarray(
-                            log_conditionals(
-                                self.model, states, np.full(self.num_states, i), self.tau
-                            ),
-                            dtype=np.float64,
-                        )
-                        for i in range(self.n)
-                    ]
-                )
-            )
+            p = np.exp(self.log_conditionals())
             if not (p > 0.0).all():
                 i, x, a = (int(v) for v in np.argwhere(p <= 0.0)[0])
                 raise NonPositiveConditionalError(
@@ -182,6 +172,68 @@ class ExactChain:
             return p
 
         return self._cached("conditionals", compute)
+
+    def log_conditionals(self) -> np.ndarray:
+        """``log p_tau(a | x_{-i})`` for every site and state: ``[n, q**n, q]`` (finite; the log
+        forms of the basin and stationary quantities start from these, so conditionals that are
+        subnormal, or underflow, in linear form keep their relative accuracy).
+
+        Raises
+        ------
+        NonFiniteScoresError
+            If the model returns non-finite scores, or ``scores / tau`` overflows.
+        """
+
+        def compute() -> np.ndarray:
+            states = self.states()
+            return np.stack(
+                [
+                    np.asarray(
+                        log_conditionals(self.model, states, np.full(self.num_states, i), self.tau),
+                        dtype=np.float64,
+                    )
+                    for i in range(self.n)
+                ]
+            )
+
+        return self._cached("log_conditionals", compute)
+
+    def _log_moves(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every move ``x -> y = x^(i -> a)``, ``a != x_i``: ``(x, y, log P(x, y), log P(y, x))``."""
+
+        def compute() -> tuple[np.ndarray, ...]:
+            lp = self.log_conditionals()
+            nb = neighbour_indices(self.n, self.q)  # [n, S, q]
+            states = self.states()
+            i, x, a = np.nonzero(np.arange(self.q)[None, None, :] != states.T[:, :, None])
+            y = nb[i, x, a]
+            log_n = np.log(self.n)
+            return x, y, lp[i, x, a] - log_n, lp[i, y, states[x, i]] - log_n
+
+        return self._cached("log_moves", compute)
+
+    def log_transition_matrix(self) -> np.ndarray:
+        """Dense ``log P_tau`` off the diagonal (``-inf`` off the moves; the diagonal, never used
+        by GTH, is ``-inf`` too), from :meth:`log_conditionals`.
+
+        Raises
+        ------
+        StateSpaceTooLargeError
+            If the chain has more than 4096 states.
+        """
+        if self.num_states > mixing.MAX_DENSE_STATES:
+            raise StateSpaceTooLargeError(
+                f"a dense log P of {self.num_states} states exceeds the limit of "
+                f"{mixing.MAX_DENSE_STATES}; use a smaller model"
+            )
+
+        def compute() -> np.ndarray:
+            x, y, log_p, _ = self._log_moves()
+            out = np.full((self.num_states, self.num_states), -np.inf)
+            out[x, y] = log_p
+            return out
+
+        return self._cached("log_P", compute)
 
     # ------------------------------------------------------------------------ kernel and pi
     def transition_matrix(self) -> sp.csr_matrix:
@@ -247,7 +299,7 @@ class ExactChain:
     def _checked_stationary(self, method: StationaryMethod) -> np.ndarray:
         pi = self.stationary_solution(method).pi
         gth = method == "gth" or (method == "auto" and self.num_states <= GTH_MAX_STATES)
-        if not gth or (pi >= TRUSTED_MIN_PROBABILITY).all():
+        if not gth or ((pi >= TRUSTED_MIN_PROBABILITY).all() and not self._subnormal_moves()):
             return pi
         log_pi = self.log_stationary(method)
         if (log_pi < np.log(_SMALLEST_NORMAL)).any():
@@ -274,10 +326,23 @@ class ExactChain:
         ConvergenceError
             If the chain is reducible.
         """
-        return self._cached(
-            f"log_pi:{method}",
-            lambda: log_stationary_distribution(self.transition_matrix(), method),
-        )
+
+        def compute() -> np.ndarray:
+            if method in ("auto", "gth") and self.num_states <= LOG_GTH_MAX_STATES:
+                return log_gth_stationary(self.log_transition_matrix(), log_input=True)
+            if self._subnormal_moves():
+                raise UnderflowError(
+                    "some transition probabilities are subnormal in float64 (no relative "
+                    f"accuracy) and log-space GTH is limited to {LOG_GTH_MAX_STATES} states; "
+                    "raise tau or use a smaller chain"
+                )
+            return log_stationary_distribution(self.transition_matrix(), method)
+
+        return self._cached(f"log_pi:{method}", compute)
+
+    def _subnormal_moves(self) -> bool:
+        """Some transition probability is below the normal float64 range (inexact in linear form)."""
+        return bool((self._log_moves()[2] < np.log(_SMALLEST_NORMAL)).any())
 
     def _stationary_for_distances(self) -> np.ndarray:
         """``mu`` to absolute accuracy (underflowed entries 0): all a TV distance needs."""
@@ -366,29 +431,32 @@ class ExactChain:
         return self._reversibility_defect() <= rtol
 
     def _reversibility_defect(self) -> float:
-        return self._cached(
-            "rev_defect",
-            lambda: exact_spectral.log_reversibility_defect(
-                self.transition_matrix(), self.log_stationary()
-            ),
-        )
+
+        def compute() -> float:
+            log_pi = self.log_stationary()
+            x, y, log_p, log_back = self._log_moves()
+            d = log_pi[x] + log_p - log_pi[y] - log_back
+            return float((-np.expm1(-np.abs(d))).max()) if d.size else 0.0
+
+        return self._cached("rev_defect", compute)
 
     def spectral_gap(self) -> float:
         """``1 - lambda_2`` if reversible (sqrt(pi) symmetrisation), else the absolute gap.
 
         To relative accuracy 1e-6: gaps float64 cannot resolve are recomputed in extended
-        precision on chains of at most 64 states, and refused above. See
+        precision on chains of at most 32 states, and refused above. See
         :func:`glauber.toy_models.exact_spectral.spectral_gap`.
 
         Raises
         ------
         PrecisionError
-            If the gap is below float64's resolution on a chain of more than 64 states.
+            If the gap is below float64's resolution on a chain of more than 32 states.
         """
         return self._cached(
             "gap",
             lambda: exact_spectral.spectral_gap(
-                self.dense_transition_matrix(), None, reversible=self.is_reversible()
+                self.dense_transition_matrix(), None, reversible=self.is_reversible(),
+                log_P=self.log_transition_matrix,
             ),
         )
 
@@ -400,12 +468,13 @@ class ExactChain:
         Raises
         ------
         PrecisionError
-            If the gap is below float64's resolution on a chain of more than 64 states.
+            If the gap is below float64's resolution on a chain of more than 32 states.
         """
         return self._cached(
             "abs_gap",
             lambda: exact_spectral.absolute_spectral_gap(
-                self.dense_transition_matrix(), None, reversible=self.is_reversible()
+                self.dense_transition_matrix(), None, reversible=self.is_reversible(),
+                log_P=self.log_transition_matrix,
             ),
         )
 
@@ -440,7 +509,28 @@ class ExactChain:
         BasinError
             If the set is empty or the whole state space.
         """
-        return exact_basins.log_conductance(self.transition_matrix(), self.log_stationary(), mask)
+        inside = exact_basins.check_mask(mask, self.num_states)
+        log_pi = self.log_stationary()
+        x, y, log_p, _ = self._log_moves()
+        leaving = inside[x] & ~inside[y]
+        log_flow = _logsumexp(log_pi[x[leaving]] + log_p[leaving])
+        return log_flow - _logsumexp(log_pi[inside])
+
+    def log_escape_probabilities(self, mask: Any) -> np.ndarray:
+        """``log P(x, B^c)`` for each ``x`` in ``B`` (increasing index), from the log-conditionals:
+        finite for every state with an exit, however small.
+
+        Raises
+        ------
+        InvalidParameterError, BasinError
+            If the mask is not a proper subset of the states.
+        """
+        inside = exact_basins.check_mask(mask, self.num_states)
+        x, y, log_p, _ = self._log_moves()
+        leaving = inside[x] & ~inside[y]
+        out = np.full(self.num_states, -np.inf)
+        np.logaddexp.at(out, x[leaving], log_p[leaving])
+        return out[inside]
 
     def bottleneck(self) -> Bottleneck:
         """Minimising set and value of ``Phi_*`` (chains of at most 16 states).
@@ -451,10 +541,11 @@ class ExactChain:
 
         def compute() -> Bottleneck:
             log_pi = self.log_stationary()
-            tiny = not (log_pi >= np.log(TRUSTED_MIN_PROBABILITY)).all()
+            if (log_pi >= np.log(TRUSTED_MIN_PROBABILITY)).all() and not self._subnormal_moves():
+                return exact_basins.bottleneck(self.transition_matrix(), self.stationary())
             return exact_basins.bottleneck(
-                self.transition_matrix(), np.exp(log_pi) if tiny else self.stationary(),
-                log_pi if tiny else None,
+                self.transition_matrix(), np.exp(log_pi), log_pi,
+                log_P=self.log_transition_matrix(),
             )
 
         return self._cached("bottleneck", compute)
@@ -507,6 +598,16 @@ class ExactChain:
 
 
 _SMALLEST_NORMAL = float(np.finfo(np.float64).tiny)
+
+
+def _logsumexp(v: np.ndarray) -> float:
+    """``log sum exp(v)`` (``-inf`` for an empty or all ``-inf`` ``v``)."""
+    if v.size == 0:
+        return -np.inf
+    m = float(v.max())
+    if m == -np.inf:
+        return -np.inf
+    return m + float(np.log(np.exp(v - m).sum()))
 
 
 def _checked_exp(log_value: float, what: str, instead: str) -> float:

@@ -26,9 +26,9 @@ from glauber.toy_models.mixing import MAX_DENSE_STATES
 #: Relative accuracy required of a spectral gap before it is returned.
 GAP_RTOL = 1e-6
 #: Largest chain whose unresolved gap is recomputed with mpmath.
-EXTENDED_MAX_STATES = 64
+EXTENDED_MAX_STATES = 32
 #: Most significant digits tried by the mpmath recomputation.
-EXTENDED_MAX_DPS = 960
+EXTENDED_MAX_DPS = 480
 
 _U = 2.0**-53
 _TINY = np.finfo(np.float64).tiny
@@ -147,36 +147,49 @@ def _float_gaps(dense: np.ndarray, reversible: bool) -> tuple[float, float, floa
     return gap, gap, err
 
 
-def _mp_gaps(dense: np.ndarray, reversible: bool, dps: int) -> tuple[float, float]:
-    """``(gap, absolute gap)`` at ``dps`` significant digits (mpmath) from the float64 ``P``."""
+def _mp_gaps(
+    dense: np.ndarray, reversible: bool, dps: int, log_P: np.ndarray | None
+) -> tuple[float, float]:
+    """``(gap, absolute gap)`` at ``dps`` significant digits (mpmath) from the float64 ``P``
+    (its off-diagonal entries from ``log_P`` when given: exact where ``P`` is subnormal)."""
     mp = mpmath.mp.clone()
     mp.dps = dps
     S = dense.shape[0]
+
+    def entry(x: int, y: int) -> Any:
+        if log_P is not None and x != y:
+            return mp.exp(mp.mpf(float(log_P[x, y]))) if log_P[x, y] > -np.inf else mp.mpf(0)
+        return mp.mpf(float(dense[x, y]))
+
     if reversible:
         A = mp.matrix(S, S)
         for x in range(S):
             for y in range(S):
                 if x != y and dense[x, y] > 0 and dense[y, x] > 0:
-                    A[x, y] = -mp.sqrt(mp.mpf(float(dense[x, y]))) * mp.sqrt(
-                        mp.mpf(float(dense[y, x]))
-                    )
-            A[x, x] = mp.fsum(mp.mpf(float(dense[x, y])) for y in range(S) if y != x)
+                    A[x, y] = -mp.sqrt(entry(x, y)) * mp.sqrt(entry(y, x))
+            A[x, x] = mp.fsum(entry(x, y) for y in range(S) if y != x)
         mu = sorted(mp.eigsy(A, eigvals_only=True))
         return mu[1], min(mu[1], 2 - mu[-1])
-    A = mp.matrix([[mp.mpf(float(v)) for v in row] for row in dense])
+    A = mp.matrix(S, S)
+    for x in range(S):
+        for y in range(S):
+            A[x, y] = entry(x, y)
+        A[x, x] = 1 - mp.fsum(entry(x, y) for y in range(S) if y != x)
     values = mp.eig(A, left=False, right=False)
     unit = min(range(S), key=lambda k: abs(values[k] - 1))
     gap = 1 - max(abs(values[k]) for k in range(S) if k != unit)
     return gap, gap
 
 
-def _extended_gaps(dense: np.ndarray, reversible: bool, gap_rtol: float) -> tuple[float, float]:
+def _extended_gaps(
+    dense: np.ndarray, reversible: bool, gap_rtol: float, log_P: np.ndarray | None
+) -> tuple[float, float]:
     """Gaps in mpmath, doubling the digits until two precisions agree to ``gap_rtol``."""
     dps = 30
-    previous = _mp_gaps(dense, reversible, dps)
+    previous = _mp_gaps(dense, reversible, dps, log_P)
     while dps < EXTENDED_MAX_DPS:
         dps *= 2
-        current = _mp_gaps(dense, reversible, dps)
+        current = _mp_gaps(dense, reversible, dps, log_P)
         if all(abs(c - p) <= gap_rtol * abs(c) and c > 0 for c, p in zip(current, previous)):
             return float(current[0]), float(current[1])
         previous = current
@@ -186,8 +199,8 @@ def _extended_gaps(dense: np.ndarray, reversible: bool, gap_rtol: float) -> tupl
     )
 
 
-def _gaps(P: Any, pi: np.ndarray, rtol: float, reversible: bool | None, gap_rtol: float
-          ) -> tuple[float, float]:
+def _gaps(P: Any, pi: np.ndarray, rtol: float, reversible: bool | None, gap_rtol: float,
+          log_P: Any = None) -> tuple[float, float]:
     dense = _dense(P)
     S = dense.shape[0]
     if S == 1:
@@ -199,7 +212,7 @@ def _gaps(P: Any, pi: np.ndarray, rtol: float, reversible: bool | None, gap_rtol
     if min(gap, abs_gap) > err / gap_rtol:
         return gap, abs_gap
     if S <= EXTENDED_MAX_STATES:
-        return _extended_gaps(dense, rev, gap_rtol)
+        return _extended_gaps(dense, rev, gap_rtol, log_P() if callable(log_P) else log_P)
     raise PrecisionError(
         f"the spectral gap {min(gap, abs_gap):.3g} of this {S}-state chain is within the float64 "
         f"eigensolver's error (about {err:.2g}) times 1/gap_rtol = {1 / gap_rtol:g}: it has no "
@@ -211,7 +224,7 @@ def _gaps(P: Any, pi: np.ndarray, rtol: float, reversible: bool | None, gap_rtol
 
 def spectral_gap(
     P: Any, pi: np.ndarray, rtol: float = 1e-8, reversible: bool | None = None,
-    gap_rtol: float = GAP_RTOL,
+    gap_rtol: float = GAP_RTOL, log_P: Any = None,
 ) -> float:
     """Spectral gap of the chain (LPW 2nd ed., Section 12.2), to relative accuracy ``gap_rtol``.
 
@@ -227,6 +240,8 @@ def spectral_gap(
     float64 ``P``, whose entries are relatively accurate, so the gap is too) on chains of at
     most :data:`EXTENDED_MAX_STATES` states, digits doubled until two precisions agree to
     ``gap_rtol``; larger chains raise :class:`PrecisionError` rather than return rounding noise.
+    ``log_P`` (a dense ``log P``, or a callable returning it, called only then) supplies the
+    off-diagonal entries to the extended computation where ``P`` is subnormal.
 
     Raises
     ------
@@ -241,12 +256,12 @@ def spectral_gap(
     >>> round(spectral_gap(P, np.array([1 / 3, 2 / 3])), 12)
     0.75
     """
-    return _gaps(P, pi, rtol, reversible, gap_rtol)[0]
+    return _gaps(P, pi, rtol, reversible, gap_rtol, log_P)[0]
 
 
 def absolute_spectral_gap(
     P: Any, pi: np.ndarray, rtol: float = 1e-8, reversible: bool | None = None,
-    gap_rtol: float = GAP_RTOL,
+    gap_rtol: float = GAP_RTOL, log_P: Any = None,
 ) -> float:
     """Absolute spectral gap ``gamma_* = 1 - max{|lambda| : lambda != 1}`` (LPW 2nd ed., 12.2).
 
@@ -261,17 +276,17 @@ def absolute_spectral_gap(
     PrecisionError
         If the gap cannot be resolved (see :func:`spectral_gap`).
     """
-    return _gaps(P, pi, rtol, reversible, gap_rtol)[1]
+    return _gaps(P, pi, rtol, reversible, gap_rtol, log_P)[1]
 
 
 def relaxation_time(
     P: Any, pi: np.ndarray, rtol: float = 1e-8, reversible: bool | None = None,
-    gap_rtol: float = GAP_RTOL,
+    gap_rtol: float = GAP_RTOL, log_P: Any = None,
 ) -> float:
     """Relaxation time ``t_rel = 1 / gamma_*`` (LPW 2nd ed., 12.2; ``inf`` if ``gamma_* <= 0``).
 
     LPW Theorem 15.5 (heat-bath Ising on the n-cycle): ``t_rel = n / (1 - tanh(2 beta))``.
     Accuracy as :func:`spectral_gap`.
     """
-    gap = absolute_spectral_gap(P, pi, rtol, reversible, gap_rtol)
+    gap = absolute_spectral_gap(P, pi, rtol, reversible, gap_rtol, log_P)
     return float(np.inf) if gap <= 0.0 else 1.0 / gap
