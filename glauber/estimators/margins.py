@@ -67,7 +67,8 @@ class BasinMargins(JsonResult):
     escape_bound, sharper_escape_bound, tmix_lower_bound : float or None
         Theorem 8's three bounds at ``tau`` from ``delta_star_lower`` (``None`` without ``tau``
         or when Assumption 1 fails). ``tmix_lower_bound`` further needs ``mu_tau(B) <= 1/2``,
-        which a sample cannot check.
+        which a sample cannot check; it is ``None`` when the states have no exit-causing site
+        at all (their escape probability is then exactly 0, and says nothing about ``t_mix``).
     delta_star_lower : float
         ``delta_star`` less its rounding error: the margin Theorem 8 is evaluated at.
     """
@@ -306,8 +307,10 @@ def _basin_margins(
     holds = argmax_ok and delta_star_lower > 0
     esc = sharp = tmix = None
     if tau is not None and holds:
-        if math.isinf(delta_star):  # no exit-causing move from any state: no escape in one step
-            esc, sharp, tmix = 0.0, 0.0, math.inf
+        if math.isinf(delta_star):
+            # No exit-causing move from these states: they cannot leave in one step (exact), but
+            # a basin with positive conditionals has exits elsewhere, so nothing bounds t_mix.
+            esc, sharp, tmix = 0.0, 0.0, None
         else:
             esc = theorem8_escape_bound(model.q, delta_star_lower, tau)
             sharp = sharper_escape_bound(model.n, k, model.q, delta_star_lower, tau)

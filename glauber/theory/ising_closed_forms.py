@@ -174,7 +174,7 @@ def _dobrushin_c(max_degree: int, beta: float) -> float:
 
 
 def _decay_bound(n: int, c: float, t: int) -> float:
-    """``n (1 - c/n)^t`` for ``0 < c <= n``, any integer ``t`` (log space: ``t = 10**400`` gives 0)."""
+    """``n (1 - c/n)^t`` for ``0 < c <= n`` and any integer ``t`` (log space: 0 at ``10**400``)."""
     if c >= n:  # (1 - c/n)^t is 0 for t >= 1
         return float(n) if t == 0 else 0.0
     return exp_decay(math.log(n), t, math.log1p(-c / n))

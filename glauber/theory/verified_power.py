@@ -1,4 +1,4 @@
-"""Verified arithmetic for the Theorem 5 certificates (corrected): bounds that rounding cannot break.
+"""Verified arithmetic for the corrected Theorem 5 certificates: bounds rounding cannot break.
 
 The certificates of :mod:`glauber.theory.contraction` compare a computed number with a
 threshold: ``1^T M^t 1 <= eps`` (matrix power), ``a < 1`` and ``n/(1 - a)(log n + log 1/eps)``

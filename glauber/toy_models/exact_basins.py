@@ -113,7 +113,8 @@ def log_conductance(P: Any, log_pi: np.ndarray, mask: Any) -> float:
     Examples
     --------
     >>> P = np.array([[0.5, 0.5], [0.25, 0.75]])
-    >>> float(np.exp(log_conductance(P, np.log([1 / 3, 2 / 3]), np.array([True, False]))))
+    >>> log_phi = log_conductance(P, np.log([1 / 3, 2 / 3]), np.array([True, False]))
+    >>> round(float(np.exp(log_phi)), 12)
     0.5
     """
     log_pi = np.asarray(log_pi, dtype=np.float64)

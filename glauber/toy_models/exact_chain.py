@@ -199,7 +199,7 @@ class ExactChain:
         return self._cached("log_conditionals", compute)
 
     def _log_moves(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Every move ``x -> y = x^(i -> a)``, ``a != x_i``: ``(x, y, log P(x, y), log P(y, x))``."""
+        """Every move ``x -> y = x^(i -> a)``, ``a != x_i``: ``(x, y, log P(x,y), log P(y,x))``."""
 
         def compute() -> tuple[np.ndarray, ...]:
             lp = self.log_conditionals()
@@ -297,8 +297,13 @@ class ExactChain:
         return self._cached(f"pi_checked:{method}", lambda: self._checked_stationary(method))
 
     def _checked_stationary(self, method: StationaryMethod) -> np.ndarray:
-        pi = self.stationary_solution(method).pi
         gth = method == "gth" or (method == "auto" and self.num_states <= GTH_MAX_STATES)
+        try:
+            pi = self.stationary_solution(method).pi
+        except UnderflowError:  # linear GTH overflowed: only the log form can answer
+            if not gth:
+                raise
+            pi = np.zeros(self.num_states)
         if not gth or ((pi >= TRUSTED_MIN_PROBABILITY).all() and not self._subnormal_moves()):
             return pi
         log_pi = self.log_stationary(method)
@@ -341,7 +346,7 @@ class ExactChain:
         return self._cached(f"log_pi:{method}", compute)
 
     def _subnormal_moves(self) -> bool:
-        """Some transition probability is below the normal float64 range (inexact in linear form)."""
+        """Some transition probability is below the normal float64 range (inexact linearly)."""
         return bool((self._log_moves()[2] < np.log(_SMALLEST_NORMAL)).any())
 
     def _stationary_for_distances(self) -> np.ndarray:

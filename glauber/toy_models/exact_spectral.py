@@ -194,8 +194,9 @@ def _extended_gaps(
             return float(current[0]), float(current[1])
         previous = current
     raise PrecisionError(
-        f"the spectral gap is below what {EXTENDED_MAX_DPS} digits resolve ({float(previous[0]):.3g});"
-        " the chain is reducible for all practical purposes: raise the temperature"
+        f"the spectral gap is below what {EXTENDED_MAX_DPS} digits resolve "
+        f"({float(previous[0]):.3g}); the chain is reducible for all practical purposes: raise "
+        "the temperature"
     )
 
 

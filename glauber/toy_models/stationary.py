@@ -109,9 +109,16 @@ def _gth_back_substitution(A: np.ndarray) -> np.ndarray:
     columns = np.ascontiguousarray(A.T)  # row k of this holds column k of A
     x = np.zeros(S, dtype=np.float64)
     x[0] = 1.0
-    for k in range(1, S):
-        x[k] = columns[k, :k] @ x[:k]
-    return x / x.sum()
+    with np.errstate(over="ignore", invalid="ignore"):
+        for k in range(1, S):
+            x[k] = columns[k, :k] @ x[:k]
+        total = x.sum()
+    if not np.isfinite(total):
+        raise UnderflowError(
+            "GTH: the ratios pi(x) / pi(0) overflow float64 (stationary probabilities span more "
+            "than 1e308); use log_gth_stationary (ExactChain.log_stationary) instead"
+        )
+    return x / total
 
 
 def gth_stationary_reference(P: np.ndarray) -> np.ndarray:
@@ -179,6 +186,9 @@ def gth_stationary(P: np.ndarray, block_size: int = GTH_BLOCK_SIZE) -> np.ndarra
     ConvergenceError
         If the chain is reducible (a reduced state has no way back to the states eliminated
         after it), so the stationary distribution is not unique.
+    UnderflowError
+        If the stationary probabilities span more than the float64 range (use
+        :func:`log_gth_stationary`).
 
     Examples
     --------
@@ -235,10 +245,12 @@ def log_gth_stationary(P: sp.spmatrix | np.ndarray, log_input: bool = False) -> 
 
     Examples
     --------
-    >>> a = 1e-300  # pi = (1/(1 + a^2), a^2/(1 + a^2)): the second entry is 1e-600
-    >>> lp = log_gth_stationary([[1 - a, a], [1 - a, a]])
-    >>> round(float(lp[1]) / np.log(10), 6)
-    -300.0
+    A birth-death chain ``0 <-> 1 <-> 2`` with ``pi_2 = pi_0 a^2 / (1 - a)``, about ``1e-600``:
+
+    >>> a = 1e-300
+    >>> lp = log_gth_stationary([[1 - a, a, 0], [1 - a, 0, a], [0, 1, 0]])
+    >>> round(float(lp[2] / np.log(10)), 6)
+    -600.0
     """
     dense = P.toarray() if sp.issparse(P) else np.array(P, dtype=np.float64)
     _check_square(dense)
