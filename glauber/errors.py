@@ -44,6 +44,10 @@ class NonFiniteScoresError(GlauberInputError):
     """A model returned NaN or infinite scores."""
 
 
+class NonRealScoresError(NonFiniteScoresError):
+    """A model returned scores that are not real numbers (complex, strings, objects)."""
+
+
 class NonPositiveConditionalError(GlauberInputError):
     """A conditional probability is zero where positivity is assumed (Proposition 1)."""
 
@@ -80,6 +84,23 @@ class ConvergenceError(GlauberError):
     """A numerical method did not reach the required accuracy."""
 
 
+class PrecisionError(GlauberError, ArithmeticError):
+    """Double precision cannot resolve the requested quantity (underflow, a gap below rounding).
+
+    The message names the form that can (e.g. ``log_stationary()``) or the extended-precision
+    route to take.
+    """
+
+
+class UnderflowError(PrecisionError):
+    """A probability that is positive in exact arithmetic underflows to 0 (or loses its relative
+    accuracy) in float64; the log-space form of the same quantity is available."""
+
+
+class PrecisionWarning(UserWarning):
+    """A result is returned, but its accuracy is limited by floating point (see the message)."""
+
+
 class MissingDependencyError(GlauberError, ImportError):
     """An optional package needed for this feature is not installed."""
 
@@ -94,6 +115,7 @@ __all__ = [
     "VocabularyError",
     "SequenceLengthError",
     "NonFiniteScoresError",
+    "NonRealScoresError",
     "NonPositiveConditionalError",
     "StateSpaceTooLargeError",
     "BasinError",
@@ -103,5 +125,8 @@ __all__ = [
     "OutputPathError",
     "ResumeMismatchError",
     "ConvergenceError",
+    "PrecisionError",
+    "UnderflowError",
+    "PrecisionWarning",
     "MissingDependencyError",
 ]

@@ -10,10 +10,15 @@ from typing import Any, Callable, Iterator
 
 import numpy as np
 
-from glauber.core.arrays import all_finite, is_torch, log_softmax, to_numpy
+from glauber.core.arrays import all_finite, is_torch, log_softmax, namespace, to_numpy
 from glauber.core.protocol import ConditionalModel
 from glauber.core.validation import check_positive_int, check_tau
-from glauber.errors import NonFiniteScoresError, SequenceLengthError, VocabularyError
+from glauber.errors import (
+    NonFiniteScoresError,
+    NonRealScoresError,
+    SequenceLengthError,
+    VocabularyError,
+)
 
 
 def check_states(model: ConditionalModel, states: Any) -> None:
@@ -96,16 +101,72 @@ def log_conditionals(
     InvalidTemperatureError
         If ``tau`` is not finite and positive.
     NonFiniteScoresError
-        If ``check_finite`` and the model returned NaN or infinite scores.
+        If ``check_finite`` and the model returned NaN or infinite scores, or ``scores / tau``
+        overflows the scores' floating-point format.
     """
+    return _scaled_log_conditionals(model, states, sites, tau, check_finite, False)[0]
+
+
+def scaled_log_conditionals(
+    model: ConditionalModel, states: Any, sites: Any, tau: float
+) -> tuple[Any, np.ndarray, str]:
+    """:func:`log_conditionals` with what a rounding-error bound needs (always checked finite).
+
+    Returns
+    -------
+    (log_p, scale, dtype)
+        ``log_p`` as :func:`log_conditionals`; ``scale[b] = max_a |s_b(a)|``, the largest score
+        magnitude of each row at ``tau = 1`` (host float64); ``dtype``, the name of the scores'
+        floating-point format (e.g. ``"float32"``), in which ``scores / tau`` is rounded.
+
+    Raises
+    ------
+    InvalidTemperatureError, NonFiniteScoresError
+        As :func:`log_conditionals`.
+    """
+    return _scaled_log_conditionals(model, states, sites, tau, True, True)
+
+
+def _scaled_log_conditionals(
+    model: ConditionalModel, states: Any, sites: Any, tau: float, check_finite: bool,
+    want_scale: bool,
+) -> tuple[Any, np.ndarray | None, str]:
     tau = check_tau(tau)
     s = model.scores(states, sites)
+    name = getattr(model, "name", type(model).__name__)
     if check_finite and not all_finite(s):
         raise NonFiniteScoresError(
-            f"model {getattr(model, 'name', type(model).__name__)} returned non-finite scores; "
+            f"model {name} returned non-finite scores; "
             "check the score function (scores must be finite real numbers at every site)"
         )
-    return log_softmax(s / tau)
+    if is_torch(s):
+        lp = log_softmax(s / tau)
+    else:
+        s = _real_scores(s, name)
+        with np.errstate(over="ignore", invalid="ignore"):  # overflow is checked just below
+            lp = log_softmax(s / tau)
+    if check_finite and not all_finite(lp):
+        raise NonFiniteScoresError(
+            f"scores / tau overflow {str(s.dtype).removeprefix('torch.')} for model {name} at "
+            f"tau = {tau!r} (largest |score| {float(to_numpy(abs(s)).max()):.3g}); raise tau or "
+            "scale the scores down"
+        )
+    scale = None
+    if want_scale:
+        xp = namespace(s)
+        scale = to_numpy(xp.amax(xp.abs(s), axis=-1)).astype(np.float64)
+    return lp, scale, str(s.dtype).removeprefix("torch.")
+
+
+def _real_scores(s: Any, name: str) -> np.ndarray:
+    """``s`` as a real floating numpy array; complex, string or object scores are refused."""
+    arr = np.asarray(s)
+    if arr.dtype.kind not in "fiub":
+        raise NonRealScoresError(
+            f"model {name} returned scores of dtype {arr.dtype}; scores must be real numbers "
+            "(float arrays), not complex numbers, strings or objects"
+        )
+    return arr
 
 
 def iter_log_conditionals(
@@ -167,6 +228,26 @@ def answers_on_host(model: ConditionalModel) -> bool:
 def enumerable(model: ConditionalModel, max_states: int) -> bool:
     """True when ``model`` answers on the host and has at most ``max_states`` states ``q**n``."""
     return int(model.q) ** int(model.n) <= max_states and answers_on_host(model)
+def iter_scaled_log_conditionals(
+    model: ConditionalModel,
+    n_queries: int,
+    build: Callable[[int, int], tuple[Any, Any]],
+    tau: float,
+    batch_size: int,
+) -> Iterator[tuple[int, int, Any, np.ndarray, str]]:
+    """:func:`iter_log_conditionals` through :func:`scaled_log_conditionals`.
+
+    Yields
+    ------
+    (start, stop, log_p, scale, dtype)
+        See :func:`scaled_log_conditionals`.
+    """
+    tau = check_tau(tau)
+    batch_size = check_positive_int(batch_size, "batch_size")
+    for start in range(0, int(n_queries), batch_size):
+        stop = min(start + batch_size, int(n_queries))
+        states, sites = build(start, stop)
+        yield (start, stop, *scaled_log_conditionals(model, states, sites, tau))
 
 
 @contextmanager
@@ -196,6 +277,8 @@ __all__ = [
     "enumerable",
     "host_states",
     "iter_log_conditionals",
+    "iter_scaled_log_conditionals",
     "log_conditionals",
+    "scaled_log_conditionals",
     "trusted_inputs",
 ]

@@ -144,6 +144,42 @@ def check_vocab_size(q: int) -> int:
     return int(q)
 
 
+def as_real_array(value: object, name: str) -> np.ndarray:
+    """Return ``value`` as a float64 array if it holds real numbers (bools and ints included).
+
+    Strings (even numeric ones such as ``"1.0"``), complex numbers and other objects are
+    refused instead of being parsed or cast with a warning.
+
+    Raises
+    ------
+    InvalidParameterError
+        If an entry is not a real number, or the array is ragged.
+
+    Examples
+    --------
+    >>> as_real_array([1, 2.5], "x").tolist()
+    [1.0, 2.5]
+    """
+    try:
+        raw = np.asarray(value)
+    except ValueError as exc:  # ragged nested sequences
+        raise InvalidParameterError(f"{name} must be a rectangular array of reals: {exc}") from exc
+    kind = raw.dtype.kind
+    if kind == "O":
+        flat = raw.ravel().tolist()
+        if not all(isinstance(v, numbers.Real) for v in flat):
+            bad = next(v for v in flat if not isinstance(v, numbers.Real))
+            raise InvalidParameterError(
+                f"{name} must hold real numbers, got {bad!r} ({type(bad).__name__})"
+            )
+    elif kind not in "fiub":
+        raise InvalidParameterError(
+            f"{name} must hold real numbers, got dtype {raw.dtype} (strings, complex numbers "
+            "and objects are not converted); pass a float array"
+        )
+    return raw.astype(np.float64)
+
+
 def check_square_matrix(matrix: object, name: str, nonnegative: bool = True) -> np.ndarray:
     """Return ``matrix`` as a finite float64 ``[n, n]`` array with ``n >= 1``.
 
@@ -162,12 +198,7 @@ def check_square_matrix(matrix: object, name: str, nonnegative: bool = True) -> 
         If the array is not square and two-dimensional, is empty, holds NaN or infinite entries,
         or (with ``nonnegative``) holds a negative entry.
     """
-    try:
-        arr = np.asarray(matrix, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise InvalidParameterError(
-            f"{name} must be a real [n, n] array, got {type(matrix).__name__}: {exc}"
-        ) from exc
+    arr = as_real_array(matrix, name)
     if arr.ndim != 2 or arr.shape[0] != arr.shape[1] or arr.shape[0] < 1:
         raise InvalidParameterError(
             f"{name} must be a non-empty square [n, n] array, got shape {arr.shape}"
@@ -183,6 +214,7 @@ def check_square_matrix(matrix: object, name: str, nonnegative: bool = True) -> 
 
 
 __all__ = [
+    "as_real_array",
     "check_eps",
     "check_finite_float",
     "check_nonnegative_float",

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from glauber.core.arrays import JsonResult, like, namespace, to_numpy
+from glauber.core.arrays import JsonResult, is_torch, like, namespace, to_numpy
 from glauber.core.conditionals import host_states, iter_log_conditionals
 from glauber.core.protocol import ConditionalModel
 from glauber.core.validation import check_positive_int, check_tau
@@ -111,6 +111,10 @@ class EscapeResult(JsonResult):
         Number of exit-causing sites of each state.
     weighted : bool
     tau : float
+    log_per_state : ndarray, shape (S,)
+        ``log P_tau(x, B^c)``, formed in log space: finite for every state with an exit-causing
+        site and positive conditionals, also where ``per_state`` underflows to 0 (use it for
+        any bound or claim about tiny escape probabilities; ``-inf`` only without exits).
     """
 
     per_state: np.ndarray
@@ -121,6 +125,7 @@ class EscapeResult(JsonResult):
     exit_sites: np.ndarray
     weighted: bool
     tau: float
+    log_per_state: np.ndarray
 
 
 def escape_probability(
@@ -165,8 +170,9 @@ def escape_probability(
     xs = basin_states(model, states, basin)
     w = _weights(weights, xs.shape[0])
     mask = exit_mask(model, xs, basin)
-    per_site = exit_mass(model, xs, mask, tau, batch_size)
+    per_site, log_per_site = _exit_mass(model, xs, mask, tau, batch_size)
     per_state = per_site.mean(axis=1)
+    log_per_state = _logsumexp(log_per_site, axis=1) - np.log(xs.shape[1])
     return EscapeResult(
         per_state=per_state,
         per_site=per_site,
@@ -176,6 +182,7 @@ def escape_probability(
         exit_sites=mask.any(axis=2).sum(axis=1),
         weighted=w is not None,
         tau=tau,
+        log_per_state=log_per_state,
     )
 
 
@@ -183,11 +190,19 @@ def exit_mass(
     model: ConditionalModel, xs: np.ndarray, mask: np.ndarray, tau: float, batch_size: int
 ) -> np.ndarray:
     """``sum_a mask[s, i, a] p_tau(a | x_{-i})`` for every state and site: ``[S, n]``."""
+    return _exit_mass(model, xs, mask, tau, batch_size)[0]
+
+
+def _exit_mass(
+    model: ConditionalModel, xs: np.ndarray, mask: np.ndarray, tau: float, batch_size: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`exit_mass` and its logarithm (a masked log-sum-exp: no underflow), ``[S, n]``."""
     s_count, n = xs.shape
     flat_states = np.repeat(xs, n, axis=0)
     flat_sites = np.tile(np.arange(n), s_count)
     flat_mask = mask.reshape(s_count * n, model.q)
     out = np.empty(s_count * n)
+    log_out = np.empty(s_count * n)
     for lo, hi, lp in iter_log_conditionals(
         model,
         s_count * n,
@@ -198,7 +213,19 @@ def exit_mass(
         xp = namespace(lp)
         m = like(lp, flat_mask[lo:hi], dtype="bool")
         out[lo:hi] = to_numpy(xp.sum(xp.where(m, xp.exp(lp), 0.0), axis=-1))
-    return out.reshape(s_count, n)
+        masked = xp.where(m, lp, -float("inf"))
+        log_out[lo:hi] = (
+            to_numpy(xp.logsumexp(masked, dim=-1)) if is_torch(lp) else _logsumexp(masked, -1)
+        )
+    return out.reshape(s_count, n), log_out.reshape(s_count, n)
+
+
+def _logsumexp(v: np.ndarray, axis: int) -> np.ndarray:
+    """``log sum exp`` along ``axis``; ``-inf`` for all ``-inf`` (no warning)."""
+    m = np.max(v, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        return np.squeeze(np.log(np.sum(np.exp(v - m), axis=axis, keepdims=True)) + m, axis=axis)
 
 
 def _weights(weights: Any, s_count: int) -> np.ndarray | None:

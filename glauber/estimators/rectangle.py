@@ -27,15 +27,24 @@ import numpy as np
 from scipy import stats
 
 from glauber.core.arrays import JsonResult, is_torch, namespace, take_rows, to_numpy
-from glauber.core.conditionals import host_states, iter_log_conditionals
+from glauber.core.conditionals import (
+    host_states,
+    iter_scaled_log_conditionals,
+)
 from glauber.core.protocol import ConditionalModel
-from glauber.core.validation import check_positive_int, check_tau
+from glauber.core.validation import (
+    check_nonnegative_float,
+    check_positive_int,
+    check_tau,
+)
 from glauber.errors import InvalidParameterError
+from glauber.estimators.precision import DEFAULT_SCORE_ERROR_ULPS, model_precision
 from glauber.estimators.sampler import SeedLike
-from glauber.theory.rectangle import rectangle_delta_from_edges
-
-#: Default rounding tolerance on ``|delta|`` by the dtype of the log-conditionals.
-_DEFAULT_ATOL = {"float64": 1e-9, "float32": 1e-4}
+from glauber.theory.floating import UNIT_ROUNDOFF, coarsest
+from glauber.theory.rectangle import (
+    rectangle_delta_from_edges,
+    rectangle_rounding_bound,
+)
 
 
 @dataclass(frozen=True)
@@ -43,7 +52,10 @@ class Rectangles(JsonResult):
     """The rectangles of one :func:`rectangle_test` (arrays of shape ``(R,)``).
 
     ``state_index`` indexes the ``states`` passed in; ``a = x_i``, ``a_prime = A'``, ``b = x_j``,
-    ``b_prime = B'``; ``delta`` is Proposition 4's incompatibility at the test's ``tau``.
+    ``b_prime = B'``; ``delta`` is Proposition 4's incompatibility at the test's ``tau``;
+    ``error_bound`` bounds the rounding error of that ``delta``
+    (:func:`glauber.theory.rectangle.rectangle_rounding_bound`, plus the test's ``atol``), and
+    ``above_bound`` is ``|delta| > error_bound``: such a rectangle refutes compatibility.
     """
 
     state_index: np.ndarray
@@ -54,6 +66,8 @@ class Rectangles(JsonResult):
     b: np.ndarray
     b_prime: np.ndarray
     delta: np.ndarray
+    error_bound: np.ndarray
+    above_bound: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -77,15 +91,33 @@ class RectangleTestResult(JsonResult):
         Two-sided Wilcoxon signed-rank test on ``delta`` (the non-parametric alternative, same
         caveat). 1.0 when every ``delta`` is 0.
     p_value_abs : float or None
-        One-sided t-test of ``mean(|delta|) > atol``: evidence that ``delta`` is not rounding noise.
-        Compatibility forces ``delta = 0`` in *every* rectangle, so this is the relevant test.
-    atol : float
-        Rounding tolerance on ``|delta|``.
-    n_above_atol : int
-        Rectangles with ``|delta| > atol``; any one of them refutes compatibility (Proposition 4).
-    compatible_within_atol : bool
-        ``n_above_atol == 0``.
+        One-sided t-test of ``mean(|delta| - error_bound) > 0``: evidence that ``delta`` is not
+        rounding noise. Compatibility forces ``delta = 0`` in *every* rectangle, so this is the
+        relevant test.
+    precision : str
+        The floating-point format the model's scores were computed in (the coarsest of the
+        scores' dtype and the model's ``dtype``/``autocast`` attributes, or the override).
+    unit_roundoff : float
+        Its unit roundoff ``u_m``.
+    score_error_ulps : float
+        Assumed accuracy of the scores, in units of ``u_m`` times the row's largest ``|score|``.
+    extra_atol : float
+        Extra absolute tolerance added to every rectangle's bound (the ``atol`` argument).
+    max_error_bound : float
+        Largest per-rectangle rounding bound (``rectangles.error_bound``).
+    n_above_bound : int
+        Rectangles with ``|delta|`` above their own rounding bound; any one of them refutes
+        compatibility (Proposition 4), given the scores' assumed accuracy.
+    compatible_within_bound : bool
+        ``n_above_bound == 0``.
     rectangles : Rectangles
+
+    Notes
+    -----
+    Before the per-rectangle error model, one absolute tolerance ``atol`` was used; the old names
+    remain as read-only aliases (not serialised): ``atol`` of ``max_error_bound``,
+    ``n_above_atol`` of ``n_above_bound``, ``compatible_within_atol`` of
+    ``compatible_within_bound``.
     """
 
     tau: float
@@ -101,10 +133,29 @@ class RectangleTestResult(JsonResult):
     p_value_t: float | None
     p_value_wilcoxon: float | None
     p_value_abs: float | None
-    atol: float
-    n_above_atol: int
-    compatible_within_atol: bool
+    precision: str
+    unit_roundoff: float
+    score_error_ulps: float
+    extra_atol: float
+    max_error_bound: float
+    n_above_bound: int
+    compatible_within_bound: bool
     rectangles: Rectangles
+
+    @property
+    def atol(self) -> float:
+        """Old name of :attr:`max_error_bound` (the tolerance is now per rectangle)."""
+        return self.max_error_bound
+
+    @property
+    def n_above_atol(self) -> int:
+        """Old name of :attr:`n_above_bound`."""
+        return self.n_above_bound
+
+    @property
+    def compatible_within_atol(self) -> bool:
+        """Old name of :attr:`compatible_within_bound`."""
+        return self.compatible_within_bound
 
 
 def rectangle_test(
@@ -116,7 +167,9 @@ def rectangle_test(
     k: int = 50,
     seed: SeedLike = 0,
     batch_size: int = 4096,
-    atol: float | None = None,
+    atol: float = 0.0,
+    score_error_ulps: float = DEFAULT_SCORE_ERROR_ULPS,
+    precision: Any = None,
 ) -> RectangleTestResult:
     """Proposition 4's rectangle test on random rectangles (the paper's §4 protocol).
 
@@ -143,8 +196,23 @@ def rectangle_test(
     batch_size : int
         Most rows per :meth:`scores` call.
     atol : float, optional
-        Rounding tolerance on ``|delta|``; default ``1e-9`` for float64 log-conditionals and
-        ``1e-4`` for lower precision.
+        Extra absolute tolerance added to every rectangle's rounding bound (default 0).
+    score_error_ulps : float, optional
+        Assumed accuracy of the model's scores: within ``score_error_ulps * u_m * max|s|`` of
+        exact, per row (default
+        :data:`glauber.estimators.precision.DEFAULT_SCORE_ERROR_ULPS`).
+    precision : dtype or str, optional
+        The format the model computes in (``"float64"``, ``"float32"``, ``"bfloat16"``,
+        ``"float16"``); by default the coarsest of the scores' dtype and the model's ``dtype``
+        and ``autocast`` attributes (an MLM run in bfloat16 returns float32 scores).
+
+    Notes
+    -----
+    Each rectangle's ``|delta|`` is compared with a bound on its own rounding error,
+    :func:`glauber.theory.rectangle.rectangle_rounding_bound` (derivation there), which scales
+    with the scores' and log-probabilities' magnitudes, with ``1 / tau`` and with the unit
+    roundoff of each format involved, so a compatible model is not declared incompatible at
+    small ``tau`` or with large scores, and a low-precision model gets a wide bound.
 
     Returns
     -------
@@ -160,6 +228,8 @@ def rectangle_test(
         On malformed states.
     """
     tau = check_tau(tau)
+    atol = check_nonnegative_float(atol, "atol")
+    score_error_ulps = check_nonnegative_float(score_error_ulps, "score_error_ulps")
     n_rectangles = check_positive_int(n_rectangles, "n_rectangles")
     k = min(check_positive_int(k, "k"), model.q - 1)
     batch_size = check_positive_int(batch_size, "batch_size")
@@ -183,11 +253,11 @@ def rectangle_test(
     if replacements == "uniform":
         offsets = rng.integers(q - 1, size=2 * r)
         chosen = (current + 1 + offsets) % q
-        (lp_current, lp_chosen), _ = _gather_pass(
+        (lp_current, lp_chosen), info1 = _gather_pass(
             model, np.concatenate([x, x]), sites1, tau, batch_size, [current, chosen]
         )
     else:
-        lp_current, top_idx, top_val = _topk_pass(
+        lp_current, top_idx, top_val, info1 = _topk_pass(
             model, np.concatenate([x, x]), sites1, current, tau, batch_size, k
         )
         pick = rng.integers(k, size=2 * r)
@@ -202,7 +272,7 @@ def rectangle_test(
     y[rows, si] = a_prime
     w = x.copy()
     w[rows, sj] = b_prime
-    (lp_old, lp_new), dtype = _gather_pass(
+    (lp_old, lp_new), info2 = _gather_pass(
         model,
         np.concatenate([y, w]),
         np.concatenate([sj, si]),
@@ -214,15 +284,28 @@ def rectangle_test(
     s_yz = lp_bp - lp_b
     s_wz = lp_ap - lp_a
     delta = np.asarray(rectangle_delta_from_edges(s_xy, s_yz, s_xw, s_wz), dtype=np.float64)
-    if atol is None:
-        atol = _DEFAULT_ATOL["float64" if dtype == "float64" else "float32"]
+    score_dtype = coarsest(info1.score_dtype, info2.score_dtype)
+    model_dtype = model_precision(model, score_dtype, precision)
+    # Edge rows: x -> y, x -> w (pass 1), y -> z, w -> z (pass 2).
+    bound = rectangle_rounding_bound(
+        np.stack([lp_current[:r], lp_current[r:], lp_b, lp_a]),
+        np.stack([lp_chosen[:r], lp_chosen[r:], lp_bp, lp_ap]),
+        np.stack([info1.scale[:r], info1.scale[r:], info2.scale[:r], info2.scale[r:]]),
+        tau,
+        score_dtype=score_dtype,
+        work_dtype=coarsest(info1.work_dtype, info2.work_dtype),
+        model_dtype=model_dtype,
+        score_error_ulps=score_error_ulps,
+    ) + atol
     return _summarise(
         delta,
         tau,
         replacements,
         k,
-        float(atol),
-        Rectangles(s_idx, si, sj, a, a_prime, b, b_prime, delta),
+        (model_dtype, score_error_ulps, atol),
+        Rectangles(
+            s_idx, si, sj, a, a_prime, b, b_prime, delta, bound, np.abs(delta) > bound
+        ),
     )
 
 
@@ -314,7 +397,7 @@ def arnold_press_statistic(
     i, j = _site(i, model.n, "i"), _site(j, model.n, "j")
     if i == j:
         raise InvalidParameterError(f"sites i and j must differ, got i = j = {i}")
-    _, top_idx, _ = _topk_pass(
+    _, top_idx, _, _ = _topk_pass(
         model, np.concatenate([x, x]), np.array([i, j]), x[0, [i, j]], tau, batch_size, K,
         exclude_current=False,
     )
@@ -359,6 +442,34 @@ def _site(value: int, n: int, name: str) -> int:
     return int(value)
 
 
+@dataclass(frozen=True)
+class _PassInfo:
+    """Per-row score scale ``max_a |s(a)|`` and the formats of one pass (for the error bound)."""
+
+    scale: np.ndarray
+    score_dtype: str
+    work_dtype: str
+
+
+class _InfoCollector:
+    def __init__(self, m: int) -> None:
+        self.scale = np.empty(m)
+        self.score_dtypes: list[str] = []
+        self.work_dtypes: list[str] = []
+
+    def add(self, lo: int, hi: int, lp: Any, scale: np.ndarray, score_dtype: str) -> None:
+        self.scale[lo:hi] = scale
+        self.score_dtypes.append(score_dtype)
+        self.work_dtypes.append(str(lp.dtype).removeprefix("torch."))
+
+    def info(self) -> _PassInfo:
+        return _PassInfo(
+            self.scale,
+            coarsest(*self.score_dtypes) if self.score_dtypes else "float64",
+            coarsest(*self.work_dtypes) if self.work_dtypes else "float64",
+        )
+
+
 def _gather_pass(
     model: ConditionalModel,
     states: np.ndarray,
@@ -366,20 +477,20 @@ def _gather_pass(
     tau: float,
     batch_size: int,
     tokens: list[np.ndarray],
-) -> tuple[list[np.ndarray], str]:
+) -> tuple[list[np.ndarray], _PassInfo]:
     """``log p_tau(tokens[t][r] | states[r]_{-sites[r]})`` for every row ``r`` and token list ``t``.
 
-    Also returns the dtype name of the model's log-conditionals (e.g. ``"float64"``).
+    Also returns each row's score scale and the formats (for the rounding bound).
     """
     out = [np.empty(len(sites)) for _ in tokens]
-    dtype = "float64"
-    for lo, hi, lp in iter_log_conditionals(
+    info = _InfoCollector(len(sites))
+    for lo, hi, lp, scale, score_dtype in iter_scaled_log_conditionals(
         model, len(sites), lambda lo, hi: (states[lo:hi], sites[lo:hi]), tau, batch_size
     ):
-        dtype = str(lp.dtype).removeprefix("torch.")
+        info.add(lo, hi, lp, scale, score_dtype)
         for o, tok in zip(out, tokens):
             o[lo:hi] = to_numpy(take_rows(lp, tok[lo:hi]))
-    return out, dtype
+    return out, info.info()
 
 
 def _topk_pass(
@@ -391,11 +502,12 @@ def _topk_pass(
     batch_size: int,
     k: int,
     exclude_current: bool = True,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, _PassInfo]:
     """Log-probability of the current token, and the top-``k`` tokens (with log-probabilities).
 
     With ``exclude_current`` the current token is dropped from each row's candidates (the
-    top ``k + 1`` are computed, on the model's device, and the current one removed).
+    top ``k + 1`` are computed, on the model's device, and the current one removed). Also
+    returns each row's score scale and the formats (for the rounding bound).
     """
     m = len(sites)
     width = k + 1 if exclude_current else k
@@ -403,9 +515,11 @@ def _topk_pass(
     lp_cur = np.empty(m)
     idx = np.empty((m, width), dtype=np.int64)
     val = np.empty((m, width))
-    for lo, hi, lp in iter_log_conditionals(
+    info = _InfoCollector(m)
+    for lo, hi, lp, scale, score_dtype in iter_scaled_log_conditionals(
         model, m, lambda lo, hi: (states[lo:hi], sites[lo:hi]), tau, batch_size
     ):
+        info.add(lo, hi, lp, scale, score_dtype)
         lp_cur[lo:hi] = to_numpy(take_rows(lp, current[lo:hi]))
         if is_torch(lp):
             top = namespace(lp).topk(lp, width, dim=-1)
@@ -414,11 +528,11 @@ def _topk_pass(
             order = np.argsort(-lp, axis=-1, kind="stable")[:, :width]
             idx[lo:hi], val[lo:hi] = order, np.take_along_axis(lp, order, axis=-1)
     if not exclude_current:
-        return lp_cur, idx, val
+        return lp_cur, idx, val, info.info()
     keep = idx != current[:, None]
     # Rows that hold the current token keep the other k; rows that do not drop their last entry.
     keep[keep.all(axis=1), -1] = False
-    return lp_cur, idx[keep].reshape(m, k), val[keep].reshape(m, k)
+    return lp_cur, idx[keep].reshape(m, k), val[keep].reshape(m, k), info.info()
 
 
 def _full_pass(
@@ -426,7 +540,7 @@ def _full_pass(
 ) -> np.ndarray:
     """Full log-conditional rows ``[m, q]`` on the host (for a handful of rows only)."""
     out = np.empty((len(sites), model.q))
-    for lo, hi, lp in iter_log_conditionals(
+    for lo, hi, lp, _, _ in iter_scaled_log_conditionals(
         model, len(sites), lambda lo, hi: (states[lo:hi], sites[lo:hi]), tau, batch_size
     ):
         out[lo:hi] = to_numpy(lp)
@@ -438,10 +552,12 @@ def _summarise(
     tau: float,
     replacements: str,
     k: int,
-    atol: float,
+    error_model: tuple[str, float, float],
     rectangles: Rectangles,
 ) -> RectangleTestResult:
+    precision, score_error_ulps, atol = error_model
     absd = np.abs(delta)
+    excess = absd - rectangles.error_bound
     r = len(delta)
     all_zero = bool(np.all(delta == 0.0))
     if all_zero:
@@ -453,13 +569,13 @@ def _summarise(
             warnings.simplefilter("ignore", RuntimeWarning)
             p_t = float(stats.ttest_1samp(delta, 0.0).pvalue) if np.std(delta) > 0 else 0.0
             p_w = float(stats.wilcoxon(delta).pvalue)
-    if r >= 2 and np.std(absd) > 0:
+    if r >= 2 and np.std(excess) > 0:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
-            p_abs = float(stats.ttest_1samp(absd, atol, alternative="greater").pvalue)
+            p_abs = float(stats.ttest_1samp(excess, 0.0, alternative="greater").pvalue)
     else:
-        p_abs = 0.0 if absd.min() > atol else 1.0
-    n_above = int(np.sum(absd > atol))
+        p_abs = 0.0 if excess.min() > 0 else 1.0
+    n_above = int(rectangles.above_bound.sum())
     return RectangleTestResult(
         tau=tau,
         replacements=replacements,
@@ -474,9 +590,13 @@ def _summarise(
         p_value_t=p_t,
         p_value_wilcoxon=p_w,
         p_value_abs=p_abs,
-        atol=atol,
-        n_above_atol=n_above,
-        compatible_within_atol=n_above == 0,
+        precision=precision,
+        unit_roundoff=UNIT_ROUNDOFF[precision],
+        score_error_ulps=score_error_ulps,
+        extra_atol=atol,
+        max_error_bound=float(rectangles.error_bound.max()),
+        n_above_bound=n_above,
+        compatible_within_bound=n_above == 0,
         rectangles=rectangles,
     )
 

@@ -183,4 +183,10 @@ def plot_phase_diagram(
     plt.close(fig)
 
 
-__all__ = ["COLUMNS", "phase_cell", "phase_diagram", "plot_phase_diagram"]
+__all__ = [
+    "cell_seed",
+    "COLUMNS",
+    "phase_cell",
+    "phase_diagram",
+    "plot_phase_diagram",
+]

@@ -296,5 +296,13 @@ def trajectory(
     return summary
 
 
-__all__ = ["analyse", "cosine_distance", "detect_traps", "hitting_times", "read_trajectory",
-           "run_chains", "trajectory"]
+__all__ = [
+    "analyse",
+    "cosine_distance",
+    "detect_traps",
+    "hitting_times",
+    "plot_pca",
+    "read_trajectory",
+    "run_chains",
+    "trajectory",
+]

@@ -90,7 +90,7 @@ def natural_states(model: Any) -> torch.Tensor | None:
     While ``model.n`` is None every chain is cut to the shortest one (:func:`antibody_states`).
 
     This is what :meth:`TokenSequenceModel.default_states` answers, so
-    :func:`glauber.estimators.certify` examines real sequences of AntiBERTy and Sapiens (and of an
+    :func:`glauber.certify.certify` examines real sequences of AntiBERTy and Sapiens (and of an
     amino-acid causal control) by default; other vocabularies get None (the caller then draws random
     states).
 

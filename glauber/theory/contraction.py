@@ -42,7 +42,9 @@ from glauber.core.validation import (
     check_positive_int,
     check_square_matrix,
 )
-from glauber.errors import InvalidParameterError
+from glauber.errors import InvalidParameterError, PrecisionError
+from glauber.theory import verified_power
+from glauber.theory.floating import round_down
 
 #: Names of the certificates, in the order ties are broken (the paper's row sum first).
 CERTIFICATE_NAMES = ("row", "col", "spectral", "matrix_power")
@@ -269,7 +271,8 @@ def theorem5_tmix_bound(n: int, a: float, eps: float = 0.25, integer: bool = Fal
         Target distance in (0, 1).
     integer : bool, optional
         Round up to a whole number of steps (``t_mix`` is an integer, and it is the ceiling of
-        the printed real bound that the proof reaches).
+        the printed real bound that the proof reaches). Every floating-point step is then
+        rounded upward, so the integer is never below the exact ceiling for this ``a``.
 
     Returns
     -------
@@ -293,8 +296,10 @@ def theorem5_tmix_bound(n: int, a: float, eps: float = 0.25, integer: bool = Fal
     eps = check_eps(eps)
     if a >= 1.0:
         return math.inf
-    value = n / (1.0 - a) * (math.log(n) + math.log(1.0 / eps))
-    return float(math.ceil(value)) if integer else value
+    if integer:  # every rounding upward: the whole number is never below the exact ceiling
+        gap = 1.0 - a if a >= 0.5 else round_down(1.0 - a)  # exact for a >= 1/2 (Sterbenz)
+        return verified_power.tmix_upper(n, gap, eps)
+    return n / (1.0 - a) * (math.log(n) + math.log(1.0 / eps))
 
 
 def coupling_distance_bound(C: ArrayLike, t: int) -> float:
@@ -310,7 +315,10 @@ def coupling_distance_bound(C: ArrayLike, t: int) -> float:
     Returns
     -------
     float
-        ``1^T M^t 1`` with ``M`` = :func:`contraction_matrix`; ``d(t)`` is at most this.
+        A float64 upper bound on ``1^T M^t 1`` with ``M`` = :func:`contraction_matrix` (the
+        products are widened by their rounding bound, relative width about
+        ``8 t (n + 2) 2**-53``, see :func:`glauber.theory.verified_power.power_sum_bounds`);
+        ``d(t)`` is at most this. Any ``t`` works, also ``10**400``.
 
     Raises
     ------
@@ -323,7 +331,7 @@ def coupling_distance_bound(C: ArrayLike, t: int) -> float:
     0.0
     """
     t = check_nonnegative_int(t, "t")
-    return float(np.linalg.matrix_power(contraction_matrix(C), t).sum())
+    return verified_power.power_sum_bounds(_influence(C), [t])[0].upper
 
 
 def _first_crossing_scan(M: np.ndarray, eps: float, t_max: int) -> int | None:
@@ -355,6 +363,119 @@ def _ones_form(G: np.ndarray) -> float:
     return float(G.shape[0] - G.sum())
 
 
+@dataclass(frozen=True)
+class MatrixPowerResult:
+    """:func:`matrix_power_search`: the matrix-power certificate with its floating-point status.
+
+    Attributes
+    ----------
+    t : int or float
+        The certificate (``math.inf``: none).
+    rigorous : bool
+        ``1^T M^t 1 <= eps`` is proved (rigorous enclosure or exact arithmetic), so
+        ``t_mix(eps) <= t``; always True for ``t = inf`` (it claims nothing).
+    minimal : bool
+        ``t`` is proved to be the minimum (``1^T M^(t-1) 1 > eps`` proved and ``f`` is
+        non-increasing: every column sum of ``C`` is at most 1).
+    method : str
+        ``"float64"`` (enclosure decided), ``"exact(<bits> bits)"`` (fixed-point interval
+        search), ``"float64, raised"`` (the float answer failed and a later ``t`` was proved) or
+        ``"float64, unverified"``.
+    reason : str
+        Why the result is not rigorous or not minimal ("" when it is both).
+    """
+
+    t: int | float
+    rigorous: bool
+    minimal: bool
+    method: str
+    reason: str
+
+
+def matrix_power_search(
+    C: ArrayLike,
+    eps: float = 0.25,
+    max_doublings: int = 62,
+    scan_budget: int = 10**8,
+    exact_max_sites: int = verified_power.EXACT_MAX_SITES,
+) -> MatrixPowerResult:
+    """:func:`matrix_power_certificate` with a proof that rounding did not break it.
+
+    The float64 search (see :func:`matrix_power_certificate`) gives ``t0``. Then
+    ``1^T M^t0 1 <= eps`` and ``1^T M^(t0-1) 1 > eps`` are decided on rigorous float64
+    enclosures (:func:`glauber.theory.verified_power.power_sum_bounds`). These decide unless
+    ``1^T M^t 1`` lies within a relative ``~8 t (n + 2) 2**-53`` of ``eps``: the *threshold
+    distance*; near criticality (``1 - rho(C)`` comparable to ``n t 2**-53``) that happens. Then,
+    for ``n <= exact_max_sites``, the search is redone in exact interval arithmetic
+    (:func:`glauber.theory.verified_power.exact_power_search`), which returns the exact answer;
+    for larger ``n`` later times ``t0 + 1, t0 + 2, t0 + 4, ...`` (up to ``2 t0``) are tried on
+    the enclosures, and if none is proved the float answer is returned marked not rigorous.
+
+    Parameters
+    ----------
+    C, eps, max_doublings, scan_budget :
+        As :func:`matrix_power_certificate`.
+    exact_max_sites : int, optional
+        Largest ``n`` for the exact search.
+
+    Returns
+    -------
+    MatrixPowerResult
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``C`` is not a finite non-negative square matrix, or a budget is not a positive int.
+    InvalidProbabilityError
+        If ``eps`` is not in (0, 1).
+
+    Examples
+    --------
+    The issue's near-critical reproducer (float64 alone answers 13862942364):
+
+    >>> c = 1 - 3e-10
+    >>> r = matrix_power_search([[0, c], [c, 0]], 0.25)
+    >>> r.t, r.rigorous, r.minimal
+    (13862942464, True, True)
+    """
+    eps = check_eps(eps)
+    arr = _influence(C)
+    exact_max_sites = check_nonnegative_int(exact_max_sites, "exact_max_sites")
+    t0 = _float_certificate(arr, eps, max_doublings, scan_budget)
+    if math.isinf(t0):
+        return MatrixPowerResult(math.inf, True, False, "float64",
+                                 "no certificate: the spectral radius of C is >= 1 in float64")
+    monotone = verified_power.columns_at_most_one(arr)
+    prev, at = verified_power.power_sum_bounds(arr, [t0 - 1, t0])
+    if at.upper <= eps and (prev.lower > eps or arr.shape[0] > exact_max_sites):
+        minimal = prev.lower > eps and monotone
+        return MatrixPowerResult(t0, True, minimal, "float64", "" if minimal else (
+            "minimality unproved: some column sum of C exceeds 1, so 1^T M^t 1 may rise "
+            "before it falls" if prev.lower > eps else
+            "minimality unproved: 1^T M^(t-1) 1 is within rounding of eps"))
+    if arr.shape[0] <= exact_max_sites:
+        exact = verified_power.exact_power_search(arr, eps, max_doublings)
+        if exact.t is not None:
+            method = f"exact({exact.bits} bits)"
+            if math.isinf(exact.t):
+                return MatrixPowerResult(math.inf, True, False, method,
+                                         f"no certificate: 1^T M^(2^{max_doublings}) 1 > eps")
+            return MatrixPowerResult(int(exact.t), True, monotone, method, "" if monotone else (
+                "minimality unproved: some column sum of C exceeds 1"))
+    step = 1
+    while step <= t0:
+        if verified_power.power_sum_bounds(arr, [t0 + step])[0].upper <= eps:
+            return MatrixPowerResult(t0 + step, True, False, "float64, raised",
+                                     f"the float64 answer {t0} was not proved; {t0 + step} is")
+        step *= 2
+    return MatrixPowerResult(
+        t0, False, False, "float64, unverified",
+        f"1^T M^t 1 is within rounding of eps = {eps:g} near t = {t0} (spectral radius of C "
+        f"{spectral_radius(arr):.17g}, within about n t 2**-53 of 1) and n = {arr.shape[0]} > "
+        f"{exact_max_sites} sites is too many for the exact search",
+    )
+
+
 def matrix_power_certificate(
     C: ArrayLike,
     eps: float = 0.25,
@@ -362,6 +483,10 @@ def matrix_power_certificate(
     scan_budget: int = 10**8,
 ) -> int | float:
     """The tightest certificate from ``C``: ``min{t >= 0 : 1^T M^t 1 <= eps}`` (corrected Thm 5).
+
+    Returns the result of :func:`matrix_power_search`, which proves ``1^T M^t 1 <= eps`` for the
+    returned ``t`` (exactly when float64 cannot decide), and raises :class:`PrecisionError`
+    when it cannot; see there. The float64 search is described below.
 
     ``M`` = :func:`contraction_matrix`. Since ``d(t) <= 1^T M^t 1`` and ``d`` is non-increasing,
     ``t_mix(eps)`` is at most the returned ``t``; mathematically it is never larger than the
@@ -378,9 +503,8 @@ def matrix_power_certificate(
     bound (``f <= eps`` there), possibly not the minimum.
 
     Accuracy: float64 fixes the spectral gap only to a relative ``~1e-16 / (1 - rho)`` with
-    ``rho = spectral_radius(C)``, and ``t`` inherits that relative error (e.g. ~1e-7 at
-    ``rho = 1 - 2e-9``); ``f`` carries an absolute error of about ``n * 1e-16``, so keep
-    ``eps`` well above that.
+    ``rho = spectral_radius(C)``, and the float64 ``t`` inherits that relative error (e.g.
+    ~1e-7 at ``rho = 1 - 2e-9``); :func:`matrix_power_search` detects and repairs this.
 
     Parameters
     ----------
@@ -405,16 +529,32 @@ def matrix_power_certificate(
         If ``C`` is not a finite non-negative square matrix, or a budget is not a positive int.
     InvalidProbabilityError
         If ``eps`` is not in (0, 1).
+    PrecisionError
+        If the certificate could not be proved (near criticality with more than
+        :data:`glauber.theory.verified_power.EXACT_MAX_SITES` sites); the unproved value is in
+        ``matrix_power_search(C, eps).t``.
 
     Examples
     --------
     >>> matrix_power_certificate([[0.0, 0.0], [0.0, 0.0]], eps=0.25)
     3
     """
-    eps = check_eps(eps)
+    result = matrix_power_search(C, eps, max_doublings, scan_budget)
+    if not result.rigorous:
+        raise PrecisionError(
+            f"the matrix-power certificate is not proved: {result.reason}; "
+            "matrix_power_search(C, eps) returns the unverified value, and the row, column and "
+            "spectral certificates (certify_contraction) stay rigorous"
+        )
+    return result.t
+
+
+def _float_certificate(
+    arr: np.ndarray, eps: float, max_doublings: int, scan_budget: int
+) -> int | float:
+    """The float64 doubling, bisection and scan of :func:`matrix_power_certificate`."""
     max_doublings = check_positive_int(max_doublings, "max_doublings")
     scan_budget = check_positive_int(scan_budget, "scan_budget")
-    arr = _influence(C)
     n = arr.shape[0]
     if spectral_radius(arr) >= 1.0:
         return math.inf
@@ -467,9 +607,18 @@ class ContractionCertificate:
         Its value (``inf`` when ``best == "none"``); ``t_mix(eps) <= best_bound``.
     contraction_as_printed_holds : bool
         ``alpha_row < 1``: Theorem 5's hypothesis as printed (which bounds ``t_mix`` but does
-        not give its claimed one-step contraction).
+        not give its claimed one-step contraction). Decided on exact row sums.
     contraction_corrected_holds : bool
-        ``alpha_col < 1``: the one-step ``E[d_H]`` contraction that is true.
+        ``alpha_col < 1``: the one-step ``E[d_H]`` contraction that is true (exact column sums).
+    rigorous : tuple of str
+        The certificates whose finite value is proved despite rounding: ``row``, ``col`` and
+        ``spectral`` always (exact sums, an exact Collatz–Wielandt bound on the largest
+        singular value, every step rounded up), ``matrix_power`` when
+        :func:`matrix_power_search` proved it. ``best`` is chosen among these.
+    matrix_power_minimal : bool
+        The matrix-power value is proved to be the minimum ``t``.
+    precision_note : str
+        How the matrix-power value was decided, and why it is not rigorous or not minimal.
     """
 
     n: int
@@ -486,6 +635,9 @@ class ContractionCertificate:
     best_bound: float
     contraction_as_printed_holds: bool
     contraction_corrected_holds: bool
+    rigorous: tuple[str, ...] = ("row", "col", "spectral", "matrix_power")
+    matrix_power_minimal: bool = False
+    precision_note: str = ""
 
     def to_dict(self, json_safe: bool = False) -> dict[str, Any]:
         """Return the fields as a dict; with ``json_safe`` infinite bounds become ``"inf"``.
@@ -493,6 +645,7 @@ class ContractionCertificate:
         (``json.dumps`` writes ``inf`` as ``Infinity``, which strict JSON parsers reject.)
         """
         out = asdict(self)
+        out["rigorous"] = list(self.rigorous)
         if json_safe:
             out = {
                 k: ("inf" if isinstance(v, float) and math.isinf(v) else v) for k, v in out.items()
@@ -536,13 +689,16 @@ def certify_contraction(C: ArrayLike, eps: float = 0.25) -> ContractionCertifica
         "col": alpha_col(arr),
         "spectral": alpha_spectral(arr),
     }
+    gaps = verified_power.alpha_gap_lower(arr)
     bounds: dict[str, float] = {
-        name: theorem5_tmix_bound(n, a, eps, integer=True) for name, a in alphas.items()
+        name: verified_power.tmix_upper(n, getattr(gaps, name), eps) for name in alphas
     }
-    bounds["matrix_power"] = float(matrix_power_certificate(arr, eps))
+    power = matrix_power_search(arr, eps)
+    bounds["matrix_power"] = float(power.t)
+    rigorous = ("row", "col", "spectral") + (("matrix_power",) if power.rigorous else ())
     best, best_bound = "none", math.inf
     for name in CERTIFICATE_NAMES:
-        if bounds[name] < best_bound:
+        if name in rigorous and bounds[name] < best_bound:
             best, best_bound = name, bounds[name]
     return ContractionCertificate(
         n=n,
@@ -557,8 +713,12 @@ def certify_contraction(C: ArrayLike, eps: float = 0.25) -> ContractionCertifica
         tmix_matrix_power=bounds["matrix_power"],
         best=best,
         best_bound=best_bound,
-        contraction_as_printed_holds=alphas["row"] < 1.0,
-        contraction_corrected_holds=alphas["col"] < 1.0,
+        contraction_as_printed_holds=gaps.row > 0.0,
+        contraction_corrected_holds=gaps.col > 0.0,
+        rigorous=rigorous,
+        matrix_power_minimal=power.minimal,
+        precision_note=f"matrix power decided by {power.method}"
+        + (f"; {power.reason}" if power.reason else ""),
     )
 
 
@@ -573,6 +733,8 @@ __all__ = [
     "ContractionCertificate",
     "coupling_distance_bound",
     "matrix_power_certificate",
+    "matrix_power_search",
+    "MatrixPowerResult",
     "spectral_radius",
     "theorem5_contraction_factor",
     "theorem5_tmix_bound",

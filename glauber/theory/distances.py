@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from glauber.core.validation import as_real_array
 from glauber.errors import InvalidParameterError, NonFiniteScoresError
 
 
@@ -33,17 +34,19 @@ def tv_distance(p: ArrayLike, q: ArrayLike, axis: int = -1) -> np.ndarray | floa
     Raises
     ------
     InvalidParameterError
-        If the inputs hold NaN or infinite entries, or do not broadcast.
+        If the inputs hold NaN or infinite entries or non-real values, have different sizes
+        along ``axis`` (the vocabulary), or their other axes do not broadcast.
 
     Examples
     --------
     >>> float(tv_distance([1.0, 0.0], [0.5, 0.5]))
     0.5
     """
-    a = np.asarray(p, dtype=np.float64)
-    b = np.asarray(q, dtype=np.float64)
+    a = as_real_array(p, "p")
+    b = as_real_array(q, "q")
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
         raise InvalidParameterError("tv_distance needs finite probability vectors; got NaN/inf")
+    _same_vocabulary(a, b, axis, "p and q")
     try:
         diff = a - b
     except ValueError as exc:
@@ -86,13 +89,14 @@ def hilbert_distance(s: ArrayLike, t: ArrayLike, axis: int = -1) -> np.ndarray |
     >>> float(hilbert_distance([0.0, 1.0, 5.0], [0.0, 0.0, 2.0]))
     3.0
     """
-    a = np.asarray(s, dtype=np.float64)
-    b = np.asarray(t, dtype=np.float64)
+    a = as_real_array(s, "s")
+    b = as_real_array(t, "t")
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
         raise NonFiniteScoresError(
             "hilbert_distance needs finite scores; a NaN or infinite score was passed (mask "
             "zero-probability tokens out of the vocabulary first)"
         )
+    _same_vocabulary(a, b, axis, "s and t")
     try:
         diff = a - b
     except ValueError as exc:
@@ -100,6 +104,22 @@ def hilbert_distance(s: ArrayLike, t: ArrayLike, axis: int = -1) -> np.ndarray |
             f"s and t must broadcast together, got shapes {a.shape} and {b.shape}"
         ) from exc
     return np.max(diff, axis=axis) - np.min(diff, axis=axis)
+
+
+def _same_vocabulary(a: np.ndarray, b: np.ndarray, axis: int, names: str) -> None:
+    """Both arrays index the same vocabulary along ``axis`` (batch axes may broadcast)."""
+    try:
+        size_a = a.shape[axis] if a.ndim else None
+        size_b = b.shape[axis] if b.ndim else None
+    except IndexError as exc:
+        raise InvalidParameterError(
+            f"axis {axis} is out of range for {names} of shapes {a.shape} and {b.shape}"
+        ) from exc
+    if size_a is None or size_b is None or size_a != size_b:
+        raise InvalidParameterError(
+            f"{names} must have the same vocabulary size along axis {axis}, got shapes "
+            f"{a.shape} and {b.shape} (a length-1 axis is not broadcast over the vocabulary)"
+        )
 
 
 __all__ = [

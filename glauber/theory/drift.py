@@ -28,6 +28,7 @@ bound over the ``T`` possible starts gives the claim. Glauber dynamics changes a
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -35,11 +36,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from glauber.core.validation import (
+    as_real_array,
     check_finite_float,
     check_nonnegative_int,
     check_positive_float,
 )
 from glauber.errors import InvalidParameterError
+from glauber.theory.floating import round_up
 
 
 @dataclass(frozen=True)
@@ -131,6 +134,8 @@ def band_drift_escape_bound(
     else:
         log_bound = math.log(T) - exponent
         bound = 1.0 if log_bound >= 0.0 else math.exp(log_bound)
+        if 0.0 < bound < sys.float_info.min or (bound == 0.0 and log_bound > -math.inf):
+            bound = round_up(round_up(bound))  # subnormal: exp loses its relative accuracy
     return BandDriftBound(
         bound=bound,
         vacuous=bound >= 1.0,
@@ -171,7 +176,7 @@ def boundary_drift_as_printed(drift_at_boundary: ArrayLike) -> bool:
     >>> boundary_drift_as_printed([0.02, 0.05])
     True
     """
-    arr = np.asarray(drift_at_boundary, dtype=np.float64).ravel()
+    arr = as_real_array(drift_at_boundary, "drift_at_boundary").ravel()
     if arr.size == 0:
         raise InvalidParameterError("pass at least one boundary drift value")
     if not np.all(np.isfinite(arr)):

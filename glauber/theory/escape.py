@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +30,7 @@ from glauber.core.validation import (
     check_vocab_size,
 )
 from glauber.errors import BasinError, InvalidParameterError, InvalidProbabilityError
+from glauber.theory.floating import int_times, round_up
 
 
 @dataclass(frozen=True)
@@ -73,12 +75,17 @@ class BasinMargins(JsonResult):
     worst_state, worst_site : int
         The state (its id: the chain's state index for an exact chain, the row of the given
         states otherwise) and site attaining ``delta_star`` (``-1`` if there is none).
+    delta_star_lower : float
+        ``delta_star`` less the rounding error of the margins (equal to it for exact margins):
+        the margin Theorem 8 is evaluated at.
     tau : float or None
         Temperature of the three bounds below.
     escape_bound, sharper_escape_bound, tmix_lower_bound : float or None
-        Theorem 8 at ``tau``: ``|V| e^{-Delta_star/tau}``, ``(k/n)(|V| - 1) e^{-Delta_star/tau}``
-        and ``e^{Delta_star/tau} / (4|V|)`` (the last needs ``mu_tau(B) <= 1/2``); ``None``
-        without ``tau`` or when Assumption 1 fails.
+        Theorem 8 at ``tau`` and ``Delta_star = delta_star_lower``: ``|V| e^{-Delta_star/tau}``,
+        ``(k/n)(|V| - 1) e^{-Delta_star/tau}`` and ``e^{Delta_star/tau} / (4|V|)`` (the last
+        needs ``mu_tau(B) <= 1/2``); ``None`` without ``tau`` or when Assumption 1 fails. When
+        no examined state has an exit-causing site the escape bounds are 0 (exact: those states
+        cannot leave in one step) and ``tmix_lower_bound`` is None (nothing bounds ``t_mix``).
     """
 
     exit_margin: np.ndarray
@@ -95,6 +102,7 @@ class BasinMargins(JsonResult):
     boundary_states: int
     worst_state: int
     worst_site: int
+    delta_star_lower: float
     tau: float | None
     escape_bound: float | None
     sharper_escape_bound: float | None
@@ -115,6 +123,8 @@ def basin_margins(
     state_ids: np.ndarray | None = None,
     tau: float | None = None,
     complete: bool = False,
+    exit_margin_error: np.ndarray | None = None,
+    site_gap_error: np.ndarray | None = None,
 ) -> BasinMargins:
     """Assumption 1 data and Theorem 8's bounds from per-(state, site) margins.
 
@@ -135,6 +145,10 @@ def basin_margins(
         Temperature of Theorem 8's bounds.
     complete : bool
         The rows are every state of the basin.
+    exit_margin_error, site_gap_error : array, shape (m, n), optional
+        Bounds on the rounding errors of ``exit_margin`` and ``site_gap`` (default 0: exact).
+        Assumption 1 is decided, and Theorem 8 evaluated, at the margins less their errors, so
+        rounding can only make the conclusion weaker.
 
     Returns
     -------
@@ -151,11 +165,16 @@ def basin_margins(
     exit_margin = np.asarray(exit_margin, dtype=np.float64)
     causing = np.asarray(exit_tokens) > 0
     m, n = exit_margin.shape
+    gap_err = 0.0 if site_gap_error is None else np.asarray(site_gap_error, dtype=np.float64)
+    exit_err = 0.0 if exit_margin_error is None else np.asarray(exit_margin_error, np.float64)
     gaps = np.where(causing, np.asarray(site_gap, dtype=np.float64), np.inf)
+    gaps_lower = np.where(causing, gaps - gap_err, np.inf)
     delta_star = float(exit_margin.min()) if exit_margin.size else math.inf
+    lower = np.where(np.isfinite(exit_margin), exit_margin - exit_err, np.inf)
+    delta_star_lower = float(lower.min()) if lower.size else math.inf
     site_gap_min = float(gaps.min()) if gaps.size else math.inf
-    argmax_holds = site_gap_min >= 0.0
-    holds = argmax_holds and delta_star > 0.0
+    argmax_holds = bool((gaps_lower.min() if gaps.size else math.inf) >= 0.0)
+    holds = argmax_holds and delta_star_lower > 0.0
     k = int(causing.sum(axis=1).max()) if m else 0
     ids = np.arange(m) if state_ids is None else np.asarray(state_ids)
     worst_state = worst_site = -1
@@ -166,11 +185,11 @@ def basin_margins(
     if tau is not None:
         tau = check_tau(tau)
         if holds and math.isinf(delta_star):  # no exit-causing move from any examined state
-            esc, sharp, tmix = 0.0, 0.0, math.inf
+            esc, sharp, tmix = 0.0, 0.0, None
         elif holds:
-            esc = theorem8_escape_bound(q, delta_star, tau)
-            sharp = sharper_escape_bound(n, k, q, delta_star, tau)
-            tmix = theorem8_tmix_lower_bound(q, delta_star, tau)
+            esc = theorem8_escape_bound(q, delta_star_lower, tau)
+            sharp = sharper_escape_bound(n, k, q, delta_star_lower, tau)
+            tmix = theorem8_tmix_lower_bound(q, delta_star_lower, tau)
     return BasinMargins(
         exit_margin=exit_margin,
         delta_star=delta_star,
@@ -186,6 +205,7 @@ def basin_margins(
         boundary_states=int(causing.any(axis=1).sum()),
         worst_state=worst_state,
         worst_site=worst_site,
+        delta_star_lower=delta_star_lower,
         tau=tau,
         escape_bound=esc,
         sharper_escape_bound=sharp,
@@ -193,12 +213,24 @@ def basin_margins(
     )
 
 
-def _exp(x: float) -> float:
-    """``e^x``, with ``math.inf`` instead of an OverflowError."""
+_TINY = sys.float_info.min  # smallest normal float64
+_MAX = sys.float_info.max
+
+
+def _upper(value: float) -> float:
+    """An upper bound on a positive quantity, never 0: below the normal range the product of
+    ``exp`` (1 ulp) and one multiplication (half an ulp) is nudged up two subnormal steps, so
+    an underflow reads ``<= 1e-323`` instead of the false ``<= 0``."""
+    return round_up(round_up(value)) if value < _TINY else value
+
+
+def _lower_exp(x: float) -> float:
+    """A lower bound on ``e^x``: the largest float64 when ``e^x`` overflows (never ``inf``, which
+    would claim an infinite lower bound for a finite quantity)."""
     try:
         return math.exp(x)
     except OverflowError:
-        return math.inf
+        return _MAX
 
 
 def _check_margin_args(q: int, delta_star: float, tau: float) -> tuple[int, float, float]:
@@ -222,7 +254,9 @@ def theorem8_escape_bound(q: int, delta_star: float, tau: float) -> float:
     -------
     float
         The bound on the one-step escape probability of every basin state and on the
-        conductance ``Phi(B)``; it can exceed 1 (then it is vacuous).
+        conductance ``Phi(B)``; it can exceed 1 (then it is vacuous). Never 0: where it
+        underflows float64 a subnormal upper bound is returned (use
+        :func:`log_theorem8_escape_bound` for its value).
 
     Raises
     ------
@@ -239,7 +273,25 @@ def theorem8_escape_bound(q: int, delta_star: float, tau: float) -> float:
     0.735759
     """
     q, delta_star, tau = _check_margin_args(q, delta_star, tau)
-    return q * math.exp(-delta_star / tau)
+    return _upper(q * math.exp(-delta_star / tau))
+
+
+def log_theorem8_escape_bound(q: int, delta_star: float, tau: float) -> float:
+    """``log(|V| e^{-Delta_star/tau}) = log |V| - Delta_star / tau``: Theorem 8's escape and
+    conductance bound in log space, finite however small the bound is.
+
+    Raises
+    ------
+    VocabularyError, InvalidParameterError, InvalidTemperatureError
+        As :func:`theorem8_escape_bound`.
+
+    Examples
+    --------
+    >>> round(log_theorem8_escape_bound(2, 1000.0, 1e-3) / math.log(10), 3)
+    -434294.181
+    """
+    q, delta_star, tau = _check_margin_args(q, delta_star, tau)
+    return math.log(q) - delta_star / tau
 
 
 def sharper_escape_bound(n: int, k: int, q: int, delta_star: float, tau: float) -> float:
@@ -286,7 +338,7 @@ def sharper_escape_bound(n: int, k: int, q: int, delta_star: float, tau: float) 
     if k > n:
         raise InvalidParameterError(f"k (exit-causing sites) must be <= n = {n}, got {k}")
     q, delta_star, tau = _check_margin_args(q, delta_star, tau)
-    return (k / n) * (q - 1) * math.exp(-delta_star / tau)
+    return _upper((k / n) * (q - 1) * math.exp(-delta_star / tau)) if k else 0.0
 
 
 def theorem8_tmix_lower_bound(q: int, delta_star: float, tau: float) -> float:
@@ -306,7 +358,9 @@ def theorem8_tmix_lower_bound(q: int, delta_star: float, tau: float) -> float:
     Returns
     -------
     float
-        The lower bound (``math.inf`` if ``e^{Delta_star/tau}`` overflows a float).
+        The lower bound; the largest float64 when it exceeds it (the true bound is larger, so
+        that is still a lower bound; the exact value is in
+        :func:`log_theorem8_tmix_lower_bound`).
 
     Raises
     ------
@@ -323,7 +377,28 @@ def theorem8_tmix_lower_bound(q: int, delta_star: float, tau: float) -> float:
     0.339785
     """
     q, delta_star, tau = _check_margin_args(q, delta_star, tau)
-    return _exp(delta_star / tau) / (4.0 * q)
+    try:
+        return math.exp(delta_star / tau) / (4.0 * q)
+    except OverflowError:
+        return _lower_exp(delta_star / tau - math.log(4.0 * q))
+
+
+def log_theorem8_tmix_lower_bound(q: int, delta_star: float, tau: float) -> float:
+    """``log(e^{Delta_star/tau} / (4 |V|)) = Delta_star / tau - log(4 |V|)``: Theorem 8's
+    ``t_mix`` lower bound in log space (finite where the bound itself exceeds float64).
+
+    Raises
+    ------
+    VocabularyError, InvalidParameterError, InvalidTemperatureError
+        As :func:`theorem8_tmix_lower_bound`.
+
+    Examples
+    --------
+    >>> round(log_theorem8_tmix_lower_bound(2, 1.0, 1e-3), 4)
+    997.9206
+    """
+    q, delta_star, tau = _check_margin_args(q, delta_star, tau)
+    return delta_star / tau - math.log(4.0 * q)
 
 
 def _check_basin_mass(pi_A: float) -> float:
@@ -384,7 +459,9 @@ def bottleneck_distance_lower_bound(t: int, pi_A: float, phi_A: float) -> float:
     t = check_nonnegative_int(t, "t")
     pi_A = _check_basin_mass(pi_A)
     phi_A = _check_conductance(phi_A)
-    return 1.0 - pi_A - t * phi_A
+    if t < 2**1023:  # float(t) exists
+        return 1.0 - pi_A - t * phi_A
+    return 1.0 - pi_A - int_times(t, phi_A)  # -inf beyond the float range: still a lower bound
 
 
 def bottleneck_tmix_lower_bound(pi_A: float, phi_A: float, eps: float = 0.25) -> float:
@@ -429,7 +506,42 @@ def bottleneck_tmix_lower_bound(pi_A: float, phi_A: float, eps: float = 0.25) ->
         return 0.0
     if phi_A == 0.0:
         return math.inf
-    return gap / phi_A
+    return min(gap / phi_A, _MAX)  # gap / (subnormal phi) overflows: the true value is finite
+
+
+def log_bottleneck_tmix_lower_bound(pi_A: float, log_phi_A: float, eps: float = 0.25) -> float:
+    """``log((1 - pi(A) - eps) / Phi(A))`` from ``log Phi(A)``: :func:`bottleneck_tmix_lower_bound`
+    for conductances that underflow float64 (e.g. ``ExactChain.log_conductance``).
+
+    Returns
+    -------
+    float
+        The log of the lower bound (``-inf`` when ``pi_A + eps >= 1``: no bound).
+
+    Raises
+    ------
+    InvalidProbabilityError
+        If ``pi_A`` is outside [0, 1], ``log_phi_A > 0`` or NaN, or ``eps`` outside (0, 1).
+    BasinError
+        If ``pi_A`` is 0 or 1.
+
+    Examples
+    --------
+    >>> round(log_bottleneck_tmix_lower_bound(0.5, -1000.0), 4)
+    998.6137
+    """
+    pi_A = _check_basin_mass(pi_A)
+    eps = check_eps(eps)
+    if isinstance(log_phi_A, bool) or not isinstance(log_phi_A, numbers.Real) or not (
+        float(log_phi_A) <= 0.0
+    ):
+        raise InvalidProbabilityError(
+            f"log_phi_A must be the log of a conductance in (0, 1], i.e. <= 0; got {log_phi_A!r}"
+        )
+    gap = 1.0 - pi_A - eps
+    if gap <= 0.0:
+        return -math.inf
+    return math.log(gap) - float(log_phi_A)
 
 
 __all__ = [
@@ -437,6 +549,9 @@ __all__ = [
     "BasinMargins",
     "bottleneck_distance_lower_bound",
     "bottleneck_tmix_lower_bound",
+    "log_bottleneck_tmix_lower_bound",
+    "log_theorem8_escape_bound",
+    "log_theorem8_tmix_lower_bound",
     "sharper_escape_bound",
     "theorem8_escape_bound",
     "theorem8_tmix_lower_bound",

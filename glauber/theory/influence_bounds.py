@@ -24,12 +24,12 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
-from glauber.core.validation import check_square_matrix, check_tau
+from glauber.core.validation import as_real_array, check_square_matrix, check_tau
 from glauber.errors import InvalidParameterError
 
 
 def _oscillations(delta: ArrayLike) -> np.ndarray:
-    arr = np.asarray(delta, dtype=np.float64)
+    arr = as_real_array(delta, "score oscillations Delta")
     if np.any(np.isnan(arr)) or np.any(arr < 0):
         raise InvalidParameterError(
             "score oscillations Delta must be >= 0 and not NaN (an oscillation is max - min of a "

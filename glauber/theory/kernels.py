@@ -20,6 +20,7 @@ import scipy.sparse as sps
 from numpy.typing import ArrayLike
 from scipy.sparse.csgraph import connected_components, shortest_path
 
+from glauber.core.validation import as_real_array
 from glauber.errors import InvalidParameterError
 
 
@@ -28,10 +29,7 @@ def _as_csr(P: Any) -> sps.csr_array:
     if sps.issparse(P):
         mat = sps.csr_array(P, dtype=np.float64, copy=True)
     else:
-        try:
-            dense = np.asarray(P, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
-            raise InvalidParameterError(f"P must be a real matrix: {exc}") from exc
+        dense = as_real_array(P, "P")
         if dense.ndim != 2:
             raise InvalidParameterError(f"P must be two-dimensional, got shape {dense.shape}")
         mat = sps.csr_array(dense)
@@ -42,7 +40,7 @@ def _as_csr(P: Any) -> sps.csr_array:
 
 
 def _as_law(pi: ArrayLike, size: int) -> np.ndarray:
-    arr = np.asarray(pi, dtype=np.float64).ravel()
+    arr = as_real_array(pi, "pi").ravel()
     if arr.shape != (size,):
         raise InvalidParameterError(f"pi must have {size} entries (one per state), got {arr.size}")
     if not np.all(np.isfinite(arr)) or np.any(arr < 0) or arr.sum() <= 0:

@@ -19,6 +19,7 @@ from glauber.core.validation import (
     check_positive_float,
 )
 from glauber.errors import InvalidParameterError
+from glauber.theory.floating import exp_decay
 
 
 def rate_from_contraction_factor(kappa: float) -> float:
@@ -81,7 +82,9 @@ def path_coupling_distance_bound(t: int, rate: float, diameter: float) -> float:
     t = check_nonnegative_int(t, "t")
     rate = check_positive_float(rate, "rate")
     diameter = check_positive_float(diameter, "diameter")
-    return diameter * math.exp(-rate * t)
+    if t < 2**1023:  # float(t) exists
+        return diameter * math.exp(-rate * t)
+    return exp_decay(math.log(diameter), t, -rate)  # t = 10**400: 0.0
 
 
 def path_coupling_tmix_bound(rate: float, diameter: float, eps: float = 0.25) -> int:

@@ -14,10 +14,14 @@ log-probabilities, and ``delta`` at temperature ``tau`` is ``delta`` at 1 divide
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import ArrayLike
 
 from glauber.core.validation import (
+    as_real_array,
+    check_nonnegative_float,
     check_nonnegative_int,
     check_square_matrix,
     check_tau,
@@ -26,6 +30,13 @@ from glauber.errors import (
     InvalidParameterError,
     NonFiniteScoresError,
     VocabularyError,
+)
+from glauber.theory.floating import (
+    SMALLEST_SUBNORMAL,
+    UNIT_ROUNDOFF,
+    coarsest,
+    dtype_name,
+    gamma,
 )
 
 
@@ -55,7 +66,7 @@ def rectangle_delta_from_edges(
 
 
 def _edge(lp: ArrayLike, old: ArrayLike, new: ArrayLike, name: str) -> np.ndarray:
-    arr = np.asarray(lp, dtype=np.float64)
+    arr = as_real_array(lp, name)
     if arr.ndim < 1:
         raise InvalidParameterError(f"{name} must have a vocabulary axis (last), got a scalar")
     q = arr.shape[-1]
@@ -147,6 +158,168 @@ def rectangle_delta(
     return out
 
 
+def rectangle_rounding_bound(
+    lp_old: ArrayLike,
+    lp_new: ArrayLike,
+    score_scale: ArrayLike,
+    tau: float,
+    score_dtype: Any = "float64",
+    work_dtype: Any = "float64",
+    model_dtype: Any = None,
+    score_error_ulps: float = 0.0,
+) -> np.ndarray:
+    """Bound on the rounding error of a computed rectangle ``delta`` (Proposition 4), per rectangle.
+
+    Inputs have shape ``(4, R)``: one row per edge of ``R`` rectangles (``x -> y``, ``y -> z``,
+    ``x -> w``, ``w -> z``, in any order), each edge read from one conditional.
+
+    **What is bounded.** The library computes ``x = fl(s / tau)`` in the scores' format
+    (unit roundoff ``u_s``), ``lp = log_softmax(x)`` in the working format ``u_w``, gathers
+    ``lp`` exactly into float64 and forms ``e = lp_new - lp_old`` per edge and
+    ``delta = (e_xy + e_yz) - (e_xw + e_wz)`` in float64 (``u = 2**-53``). In exact arithmetic the
+    normaliser of each conditional cancels in its edge, so the exact value is
+    ``delta* = sum_e +-(s*_e(new) - s*_e(old)) / tau`` with ``s*`` the model's exact scores.
+
+    **Derivation** (standard model ``fl(a op b) = (a op b)(1 + theta)``, ``|theta| <= u``, plus
+    an absolute ``eta/2`` below the normal range, ``eta`` the smallest subnormal; Higham 2002,
+    Section 2.2). Per edge, with ``M_e = max_a |s_e(a)|`` the largest score magnitude of its
+    conditional at ``tau = 1``:
+
+    1. *Scores* (an assumption, not arithmetic of ours): the returned scores are within
+       ``k u_m M_e`` of the exact ones, ``u_m`` the unit roundoff of the precision the model
+       computes in and ``k = score_error_ulps``. Two scores per edge:
+       ``2 k u_m M_e / tau``.
+    2. *Division*: ``|x_a - s_a / tau| <= u_s |s_a| / tau + eta_s / 2``; two entries:
+       ``2 u_s M_e / tau + eta_s``.
+    3. *Log-softmax*: with ``m = max_b x_b`` (exact) and ``L`` the computed log-sum-exp, either
+       ``z_a = fl(x_a - m)``, ``lp_a = fl(z_a - L)`` or ``lp_a = fl(x_a - fl(m + L))``. ``L`` (or
+       ``m + L``) is the same float for both entries of a row, so its own error cancels in
+       ``lp_new - lp_old``; what remains are the roundings of the subtractions,
+       ``u_w |z_a| + u_w |lp_a| <= (2 u_w + u_w^2) |lp_a|`` per entry (``L >= 0`` gives
+       ``|z_a| <= |lp_a|``, rounding being monotone), so ``gamma_2(u_w) (|lp_new| + |lp_old|)
+       + 2 eta_w`` per edge. The bound holds for any exp/log accuracy.
+    4. *Assembly* in float64: one rounding per edge difference and three in the sums:
+       ``gamma_4(u) sum_e |e_e|`` in total.
+
+    Summing 1-4 over the four edges bounds ``|delta - delta*|``; the sum is computed in float64
+    and enlarged by ``gamma_8(u)`` relative to absorb its own rounding. Every term scales with
+    ``1 / tau`` as ``delta`` does (``|lp|`` grows like ``M / tau`` at small ``tau``), so the ratio
+    ``|delta| / bound`` is the same at every temperature. With ``score_error_ulps = 0`` the bound
+    is rigorous for the scores as returned; item 1 makes it cover the model's own rounding
+    (a compatible model computed in floating point is compatible only up to it).
+
+    Parameters
+    ----------
+    lp_old, lp_new : array_like, shape (4, R)
+        Computed log-probabilities (at ``tau``) of the current and replacement token of each edge.
+    score_scale : array_like, shape (4, R)
+        ``max_a |s(a)|`` of each edge's conditional at ``tau = 1`` (scores as returned).
+    tau : float
+        Temperature, > 0.
+    score_dtype, work_dtype : dtype or str
+        Format of the scores (``scores / tau`` is rounded in it) and of the log-softmax.
+    model_dtype : dtype or str, optional
+        Precision the model computes in (default: ``score_dtype``); ``u_m`` is its unit roundoff.
+    score_error_ulps : float
+        ``k`` of item 1, >= 0.
+
+    Returns
+    -------
+    numpy.ndarray, shape (R,)
+
+    Raises
+    ------
+    InvalidParameterError
+        If shapes differ, a value is not finite, or ``score_error_ulps < 0``.
+    InvalidTemperatureError
+        If ``tau`` is not finite and > 0.
+
+    Examples
+    --------
+    >>> b = rectangle_rounding_bound(-np.ones((4, 1)), -np.ones((4, 1)), np.ones((4, 1)), 1.0)
+    >>> bool(1e-15 < b[0] < 1e-14)
+    True
+    """
+    old = as_real_array(lp_old, "lp_old")
+    new = as_real_array(lp_new, "lp_new")
+    if old.ndim != 2 or old.shape[0] != 4:
+        raise InvalidParameterError(
+            f"lp_old, lp_new and score_scale must have the shape (4, R), got {old.shape}"
+        )
+    per_edge = log_ratio_rounding_bound(
+        old, new, score_scale, tau, score_dtype, work_dtype, model_dtype, score_error_ulps
+    )
+    u = UNIT_ROUNDOFF["float64"]
+    total = per_edge.sum(axis=0) + gamma(4, u) * np.abs(new - old).sum(axis=0)
+    return total * (1.0 + gamma(8, u))
+
+
+def log_ratio_rounding_bound(
+    lp_old: ArrayLike,
+    lp_new: ArrayLike,
+    score_scale: ArrayLike,
+    tau: float,
+    score_dtype: Any = "float64",
+    work_dtype: Any = "float64",
+    model_dtype: Any = None,
+    score_error_ulps: float = 0.0,
+) -> np.ndarray:
+    """Bound on the rounding error of ``lp_new - lp_old``, two entries of one log-conditional.
+
+    Items 1-3 of :func:`rectangle_rounding_bound` for one edge (the final subtraction is not
+    included: add ``u |lp_new - lp_old|`` in the format it is done in):
+    ``2 (k u_m + u_s) M / tau + eta_s + gamma_2(u_w) (|lp_old| + |lp_new|) + 2 eta_w``, elementwise.
+    Also bounds a score margin ``s(x_i) - s(a)`` read from log-conditionals.
+
+    Parameters
+    ----------
+    lp_old, lp_new, score_scale : array_like
+        Same shape: the two computed log-probabilities (at ``tau``) and ``max_a |s(a)|`` of their
+        conditional at ``tau = 1``.
+    tau, score_dtype, work_dtype, model_dtype, score_error_ulps :
+        As :func:`rectangle_rounding_bound`.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    InvalidParameterError
+        If shapes differ, a value is not finite, or ``score_error_ulps < 0``.
+    InvalidTemperatureError
+        If ``tau`` is not finite and > 0.
+
+    Examples
+    --------
+    >>> bool(log_ratio_rounding_bound(-1.0, -2.0, 3.0, 1.0) < 1e-14)
+    True
+    """
+    tau = check_tau(tau)
+    ulps = check_nonnegative_float(score_error_ulps, "score_error_ulps")
+    old = as_real_array(lp_old, "lp_old")
+    new = as_real_array(lp_new, "lp_new")
+    scale = as_real_array(score_scale, "score_scale")
+    if not (old.shape == new.shape == scale.shape):
+        raise InvalidParameterError(
+            f"lp_old, lp_new and score_scale must share one shape, got {old.shape}, "
+            f"{new.shape} and {scale.shape}"
+        )
+    if not (np.isfinite(old).all() and np.isfinite(new).all() and np.isfinite(scale).all()):
+        raise InvalidParameterError("the rounding bound needs finite log-probabilities and scales")
+    s_name = dtype_name(score_dtype)
+    u_s, eta_s = UNIT_ROUNDOFF[s_name], SMALLEST_SUBNORMAL[s_name]
+    w_name = dtype_name(work_dtype)
+    u_w, eta_w = UNIT_ROUNDOFF[w_name], SMALLEST_SUBNORMAL[w_name]
+    u_m = UNIT_ROUNDOFF[coarsest(s_name, model_dtype)]
+    return (
+        2.0 * (ulps * u_m + u_s) * (scale / tau)
+        + eta_s
+        + gamma(2, u_w) * (np.abs(old) + np.abs(new))
+        + 2.0 * eta_w
+    )
+
+
 def delta_at_tau(delta1: ArrayLike, tau: float) -> np.ndarray | float:
     """Rectangle ``delta`` at temperature ``tau`` from ``delta`` at ``tau = 1``: ``delta1 / tau``.
 
@@ -174,7 +347,7 @@ def delta_at_tau(delta1: ArrayLike, tau: float) -> np.ndarray | float:
     0.4
     """
     tau = check_tau(tau)
-    out = np.asarray(delta1, dtype=np.float64) / tau
+    out = as_real_array(delta1, "delta1") / tau
     return float(out) if out.ndim == 0 else out
 
 
@@ -240,6 +413,8 @@ def asymmetric_ising_rectangle_delta(
 __all__ = [
     "asymmetric_ising_rectangle_delta",
     "delta_at_tau",
+    "log_ratio_rounding_bound",
     "rectangle_delta",
     "rectangle_delta_from_edges",
+    "rectangle_rounding_bound",
 ]

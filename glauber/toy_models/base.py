@@ -16,6 +16,7 @@ from glauber.core.validation import check_positive_int, check_vocab_size
 from glauber.errors import (
     InvalidParameterError,
     NonFiniteScoresError,
+    NonRealScoresError,
     SequenceLengthError,
     VocabularyError,
 )
@@ -103,7 +104,13 @@ class ToyModel:
         return out
 
     def _checked_site_scores(self, states: np.ndarray, site: int) -> np.ndarray:
-        s = np.asarray(self.score_site(states, site), dtype=np.float64)
+        raw = np.asarray(self.score_site(states, site))
+        if raw.dtype.kind not in "fiub":
+            raise NonRealScoresError(
+                f"{self.name}: score function returned dtype {raw.dtype} at site {site}; scores "
+                "must be real numbers (a float array), not complex numbers, strings or objects"
+            )
+        s = raw.astype(np.float64)
         if s.shape != (states.shape[0], self.q):
             raise InvalidParameterError(
                 f"{self.name}: score function returned shape {s.shape} at site {site}, expected "

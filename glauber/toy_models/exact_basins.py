@@ -98,6 +98,41 @@ def conductance(P: Any, pi: np.ndarray, mask: Any) -> float:
     return float((pi[inside] * escape).sum() / pi[inside].sum())
 
 
+def log_conductance(P: Any, log_pi: np.ndarray, mask: Any) -> float:
+    """``log Phi(S)`` from ``log pi``: the conductance of a set whose mass underflows float64.
+
+    ``log Phi(S) = logsumexp_{x in S}(log pi(x) + log P(x, S^c)) - logsumexp_{x in S} log pi(x)``,
+    with ``P(x, S^c)`` summed from the moves that leave ``S`` (no subtraction). Positive
+    conditionals give a finite value for every proper subset; ``-inf`` only when ``S`` has no
+    exit at all.
+
+    Raises
+    ------
+    InvalidParameterError, BasinError
+        See :func:`check_mask`.
+
+    Examples
+    --------
+    >>> P = np.array([[0.5, 0.5], [0.25, 0.75]])
+    >>> log_phi = log_conductance(P, np.log([1 / 3, 2 / 3]), np.array([True, False]))
+    >>> round(float(np.exp(log_phi)), 12)
+    0.5
+    """
+    log_pi = np.asarray(log_pi, dtype=np.float64)
+    inside = check_mask(mask, log_pi.shape[0])
+    with np.errstate(divide="ignore"):
+        log_escape = np.log(escape_probabilities(P, inside))
+    return _logsumexp(log_pi[inside] + log_escape) - _logsumexp(log_pi[inside])
+
+
+def _logsumexp(v: np.ndarray, axis: Any = None) -> Any:
+    m = np.max(v, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        out = np.log(np.sum(np.exp(v - m), axis=axis, keepdims=True)) + m
+    return out.item() if axis is None else np.squeeze(out, axis=axis)
+
+
 @dataclass(frozen=True)
 class Bottleneck:
     """The minimiser of the conductance over sets of stationary mass at most 1/2.
@@ -108,17 +143,25 @@ class Bottleneck:
         ``Phi_* = min{Phi(S) : 0 < pi(S) <= 1/2}`` (LPW 2nd ed., Section 7.2).
     mask : numpy.ndarray of bool
         A set attaining it.
+    log_ratio : float or None
+        ``log Phi_*`` when computed in log space (``ratio`` may then underflow to 0).
     """
 
     ratio: float
     mask: np.ndarray
+    log_ratio: float | None = None
 
 
-def bottleneck(P: Any, pi: np.ndarray) -> Bottleneck:
+def bottleneck(
+    P: Any, pi: np.ndarray, log_pi: np.ndarray | None = None, log_P: np.ndarray | None = None
+) -> Bottleneck:
     """Bottleneck ratio ``Phi_*`` by enumerating every subset (chains of at most 16 states).
 
     Sets with ``pi(S) <= 1/2`` are admitted with a relative slack of ``1e-12`` so that sets of
-    mass exactly 1/2 (symmetric chains) are not lost to rounding in ``pi(S)``.
+    mass exactly 1/2 (symmetric chains) are not lost to rounding in ``pi(S)``. With ``log_pi``
+    every mass and boundary flow is formed in log space (``pi`` is then ignored), so sets whose
+    mass underflows float64 keep their true ratio instead of ``0 / 0``; ``log_P`` (dense
+    ``log P``, default ``log(P)``) keeps transition probabilities that are subnormal in ``P``.
 
     Raises
     ------
@@ -133,6 +176,12 @@ def bottleneck(P: Any, pi: np.ndarray) -> Bottleneck:
             f"{BOTTLENECK_MAX_STATES} states are supported: use conductance(mask) on chosen sets"
         )
     dense = P.toarray() if sp.issparse(P) else np.asarray(P, dtype=np.float64)
+    if log_pi is not None:
+        if log_P is None:
+            with np.errstate(divide="ignore"):
+                log_P = np.log(dense)
+        return _log_bottleneck(np.asarray(log_P, dtype=np.float64),
+                               np.asarray(log_pi, dtype=np.float64))
     flow = pi[:, None] * dense  # edge measure Q(x, y)
     codes = np.arange(1, 2**S - 1, dtype=np.int64)
     masks = ((codes[:, None] >> np.arange(S)[None, :]) & 1).astype(bool)  # [2^S - 2, S]
@@ -142,6 +191,28 @@ def bottleneck(P: Any, pi: np.ndarray) -> Bottleneck:
     ratios = np.where(admitted, boundary / np.where(admitted, mass, 1.0), np.inf)
     best = int(np.argmin(ratios))
     return Bottleneck(ratio=float(ratios[best]), mask=masks[best].copy())
+
+
+def _log_bottleneck(log_P: np.ndarray, log_pi: np.ndarray) -> Bottleneck:
+    """:func:`bottleneck` with masses and flows in log space."""
+    S = log_pi.shape[0]
+    log_flow = log_pi[:, None] + log_P  # log Q(x, y)
+    codes = np.arange(1, 2**S - 1, dtype=np.int64)
+    masks = ((codes[:, None] >> np.arange(S)[None, :]) & 1).astype(bool)
+    best_log, best_mask = np.inf, masks[0]
+    for lo in range(0, len(masks), 2048):
+        m = masks[lo:lo + 2048]
+        log_mass = _logsumexp(np.where(m, log_pi[None, :], -np.inf), axis=1)
+        leaving = m[:, :, None] & ~m[:, None, :]
+        log_boundary = _logsumexp(
+            np.where(leaving, log_flow[None, :, :], -np.inf).reshape(len(m), -1), axis=1
+        )
+        admitted = log_mass <= np.log(0.5) + 1e-12
+        log_ratio = np.where(admitted, log_boundary - log_mass, np.inf)
+        k = int(np.argmin(log_ratio))
+        if log_ratio[k] < best_log:
+            best_log, best_mask = float(log_ratio[k]), m[k]
+    return Bottleneck(ratio=float(np.exp(best_log)), mask=best_mask.copy(), log_ratio=best_log)
 
 
 def expected_hitting_times(P: Any, target_mask: Any) -> np.ndarray:
@@ -233,4 +304,5 @@ __all__ = [
     "escape_probabilities",
     "expected_hitting_times",
     "hitting_probability_within",
+    "log_conductance",
 ]

@@ -27,9 +27,17 @@ from glauber.core.enumeration import (
 )
 from glauber.core.protocol import ConditionalModel
 from glauber.core.validation import check_positive_int, check_tau
-from glauber.errors import NonPositiveConditionalError, StateSpaceTooLargeError
+from glauber.errors import (
+    InvalidParameterError,
+    NonFiniteScoresError,
+    NonPositiveConditionalError,
+    SequenceLengthError,
+    StateSpaceTooLargeError,
+    UnderflowError,
+    VocabularyError,
+)
 from glauber.theory.escape import BasinMargins
-from glauber.theory.kernels import REVERSIBILITY_RTOL, is_reversible
+from glauber.theory.kernels import REVERSIBILITY_RTOL
 from glauber.toy_models import (
     exact_basins,
     exact_coupling,
@@ -42,8 +50,13 @@ from glauber.toy_models.exact_basins import Bottleneck
 from glauber.toy_models.exact_coupling import WorstAdjacentPair
 from glauber.toy_models.score_table import DEFAULT_BATCH_SIZE, score_table
 from glauber.toy_models.stationary import (
+    GTH_MAX_STATES,
+    LOG_GTH_MAX_STATES,
+    TRUSTED_MIN_PROBABILITY,
     StationaryMethod,
     StationarySolution,
+    log_gth_stationary,
+    log_stationary_distribution,
     stationary_distribution,
 )
 
@@ -128,8 +141,25 @@ class ExactChain:
         return self._cached("states", lambda: all_states(self.n, self.q))
 
     def index_of(self, states: Any) -> np.ndarray:
-        """Mixed-radix index of each state (``[B, n] -> [B]``, or ``[n]`` -> a scalar array)."""
-        return state_index(states, self.q)
+        """Mixed-radix index of each state (``[B, n] -> [B]``, or ``[n]`` -> a scalar array).
+
+        Raises
+        ------
+        SequenceLengthError
+            If a state does not have ``n`` entries (or ``states`` is not ``[n]`` or ``[B, n]``).
+        VocabularyError
+            If an entry is not an integer in ``0..q-1``.
+        """
+        arr = np.asarray(states)
+        if arr.ndim not in (1, 2) or arr.shape[-1] != self.n:
+            raise SequenceLengthError(
+                f"states must have shape [n] or [B, n] with n = {self.n}, got {arr.shape}"
+            )
+        if arr.size and arr.dtype.kind not in "iu":
+            raise VocabularyError(
+                f"states must hold integer tokens 0..{self.q - 1}, got dtype {arr.dtype}"
+            )
+        return state_index(arr, self.q)
 
     def scores(self) -> np.ndarray:
         """Scores ``s_i(a; x_{-i})`` at ``tau = 1`` for every site and state: ``[n, q**n, q]``.
@@ -172,7 +202,7 @@ class ExactChain:
         """
 
         def compute() -> np.ndarray:
-            p = np.exp(log_softmax(self.scores() / self.tau))
+            p = np.exp(self.log_conditionals())
             if not (p > 0.0).all():
                 i, x, a = (int(v) for v in np.argwhere(p <= 0.0)[0])
                 raise NonPositiveConditionalError(
@@ -183,6 +213,66 @@ class ExactChain:
             return p
 
         return self._cached("conditionals", compute)
+
+    def log_conditionals(self) -> np.ndarray:
+        """``log p_tau(a | x_{-i})`` for every site and state: ``[n, q**n, q]`` (finite; the log
+        forms of the basin and stationary quantities start from these, so conditionals that are
+        subnormal, or underflow, in linear form keep their relative accuracy).
+
+        Raises
+        ------
+        NonFiniteScoresError
+            If the model returns non-finite scores, or ``scores / tau`` overflows.
+        """
+
+        def compute() -> np.ndarray:
+            with np.errstate(over="ignore", invalid="ignore"):  # checked just below
+                lp = log_softmax(self.scores() / self.tau)
+            if not np.isfinite(lp).all():
+                raise NonFiniteScoresError(
+                    f"scores / tau overflow float64 for {self!r}; raise tau (the scores are "
+                    "finite, their ratio to the temperature is not)"
+                )
+            return lp
+
+        return self._cached("log_conditionals", compute)
+
+    def _log_moves(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Every move ``x -> y = x^(i -> a)``, ``a != x_i``: ``(x, y, log P(x,y), log P(y,x))``."""
+
+        def compute() -> tuple[np.ndarray, ...]:
+            lp = self.log_conditionals()
+            nb = neighbour_indices(self.n, self.q)  # [n, S, q]
+            states = self.states()
+            i, x, a = np.nonzero(np.arange(self.q)[None, None, :] != states.T[:, :, None])
+            y = nb[i, x, a]
+            log_n = np.log(self.n)
+            return x, y, lp[i, x, a] - log_n, lp[i, y, states[x, i]] - log_n
+
+        return self._cached("log_moves", compute)
+
+    def log_transition_matrix(self) -> np.ndarray:
+        """Dense ``log P_tau`` off the diagonal (``-inf`` off the moves; the diagonal, never used
+        by GTH, is ``-inf`` too), from :meth:`log_conditionals`.
+
+        Raises
+        ------
+        StateSpaceTooLargeError
+            If the chain has more than 4096 states.
+        """
+        if self.num_states > mixing.MAX_DENSE_STATES:
+            raise StateSpaceTooLargeError(
+                f"a dense log P of {self.num_states} states exceeds the limit of "
+                f"{mixing.MAX_DENSE_STATES}; use a smaller model"
+            )
+
+        def compute() -> np.ndarray:
+            x, y, log_p, _ = self._log_moves()
+            out = np.full((self.num_states, self.num_states), -np.inf)
+            out[x, y] = log_p
+            return out
+
+        return self._cached("log_P", compute)
 
     # ------------------------------------------------------------------------ kernel and pi
     def transition_matrix(self) -> sp.csr_matrix:
@@ -230,14 +320,80 @@ class ExactChain:
 
         ``"gth"`` is accurate to relative precision on every entry (also ``1e-40``); ``"sparse"``
         (direct) and ``"iterative"`` (Krylov) only normwise; ``"auto"`` uses GTH up to 4096
-        states, the direct solve up to 8192 and the Krylov solve above.
+        states, the direct solve up to 8192 and the Krylov solve above. A GTH law with entries
+        below :data:`~glauber.toy_models.stationary.TRUSTED_MIN_PROBABILITY` is recomputed from
+        :meth:`log_stationary`, so no entry loses its relative accuracy to an underflowed
+        intermediate.
 
         Raises
         ------
         ConvergenceError
             If the sparse solve's residual exceeds its tolerance.
+        UnderflowError
+            If an entry is below the smallest normal float64 (about 2.2e-308): a chain with
+            positive conditionals has no zero entry, so use :meth:`log_stationary`.
         """
-        return self.stationary_solution(method).pi
+        return self._cached(f"pi_checked:{method}", lambda: self._checked_stationary(method))
+
+    def _checked_stationary(self, method: StationaryMethod) -> np.ndarray:
+        gth = method == "gth" or (method == "auto" and self.num_states <= GTH_MAX_STATES)
+        try:
+            pi = self.stationary_solution(method).pi
+        except UnderflowError:  # linear GTH overflowed: only the log form can answer
+            if not gth:
+                raise
+            pi = np.zeros(self.num_states)
+        if not gth or ((pi >= TRUSTED_MIN_PROBABILITY).all() and not self._subnormal_moves()):
+            return pi
+        log_pi = self.log_stationary(method)
+        if (log_pi < np.log(_SMALLEST_NORMAL)).any():
+            k = int(np.argmin(log_pi))
+            raise UnderflowError(
+                f"the stationary probability of state {self.states()[k].tolist()} is "
+                f"10^{log_pi[k] / np.log(10):.1f}, below the smallest float64; use "
+                "log_stationary() (log pi, exact to relative precision) instead of stationary()"
+            )
+        return np.exp(log_pi)
+
+    def log_stationary(self, method: StationaryMethod = "auto") -> np.ndarray:
+        """``log mu_tau``, with no entry lost to underflow (entries of ``1e-392`` are ``-901.6``).
+
+        GTH carried out in log space up to 1024 states
+        (:func:`glauber.toy_models.stationary.log_gth_stationary`), else the log of the float64
+        law when none of its entries is below
+        :data:`~glauber.toy_models.stationary.TRUSTED_MIN_PROBABILITY`.
+
+        Raises
+        ------
+        UnderflowError
+            If the chain is too large for log-space GTH and its float64 law has tiny entries.
+        ConvergenceError
+            If the chain is reducible.
+        """
+
+        def compute() -> np.ndarray:
+            if method in ("auto", "gth") and self.num_states <= LOG_GTH_MAX_STATES:
+                return log_gth_stationary(self.log_transition_matrix(), log_input=True)
+            if self._subnormal_moves():
+                raise UnderflowError(
+                    "some transition probabilities are subnormal in float64 (no relative "
+                    f"accuracy) and log-space GTH is limited to {LOG_GTH_MAX_STATES} states; "
+                    "raise tau or use a smaller chain"
+                )
+            return log_stationary_distribution(self.transition_matrix(), method)
+
+        return self._cached(f"log_pi:{method}", compute)
+
+    def _subnormal_moves(self) -> bool:
+        """Some transition probability is below the normal float64 range (inexact linearly)."""
+        return bool((self._log_moves()[2] < np.log(_SMALLEST_NORMAL)).any())
+
+    def _stationary_for_distances(self) -> np.ndarray:
+        """``mu`` to absolute accuracy (underflowed entries 0): all a TV distance needs."""
+        try:
+            return self.stationary()
+        except UnderflowError:
+            return np.exp(self.log_stationary())
 
     # -------------------------------------------------------------------------------- mixing
     def distance(
@@ -263,7 +419,8 @@ class ExactChain:
     ) -> np.ndarray:
         """``d(t)`` at each time in ``ts`` (see :meth:`distance`)."""
         return mixing.distance_curve(
-            self._mixing_matrix(method), self.stationary(), ts, backend, device, method=method
+            self._mixing_matrix(method), self._stationary_for_distances(), ts, backend, device,
+            method=method,
         )
 
     def mixing_time(
@@ -289,7 +446,8 @@ class ExactChain:
             If ``method="squaring"`` is asked of more than 4096 states.
         """
         return mixing.mixing_time(
-            self._mixing_matrix(method), self.stationary(), eps, backend, device, method=method
+            self._mixing_matrix(method), self._stationary_for_distances(), eps, backend, device,
+            method=method,
         )
 
     def _mixing_matrix(self, method: str) -> Any:
@@ -302,28 +460,65 @@ class ExactChain:
     def is_reversible(self, rtol: float = REVERSIBILITY_RTOL) -> bool:
         """Detailed balance ``mu(x) P(x, y) = mu(y) P(y, x)`` to relative ``rtol`` (Theorem 3).
 
-        See :func:`glauber.theory.kernels.is_reversible`. Each flow is compared relative to its
-        own size, which needs ``mu`` accurate entrywise: GTH (up to 4096 states) gives that;
-        above, the normwise solvers can fail tiny flows.
+        Each flow is compared relative to its own size in log space
+        (:func:`glauber.toy_models.exact_spectral.log_reversibility_defect` on
+        :meth:`log_stationary`), so flows whose ``mu`` underflows float64 are checked as strictly
+        as flows of order 1.
+
+        Raises
+        ------
+        InvalidParameterError
+            If ``rtol`` is not a finite number >= 0.
         """
-        return is_reversible(self.transition_matrix(), self.stationary(), rtol)
+        if not np.isfinite(rtol) or rtol < 0:
+            raise InvalidParameterError(f"rtol must be a finite number >= 0, got {rtol!r}")
+        return self._reversibility_defect() <= rtol
+
+    def _reversibility_defect(self) -> float:
+
+        def compute() -> float:
+            log_pi = self.log_stationary()
+            x, y, log_p, log_back = self._log_moves()
+            d = log_pi[x] + log_p - log_pi[y] - log_back
+            return float((-np.expm1(-np.abs(d))).max()) if d.size else 0.0
+
+        return self._cached("rev_defect", compute)
 
     def spectral_gap(self) -> float:
         """``1 - lambda_2`` if reversible (sqrt(pi) symmetrisation), else the absolute gap.
 
-        See :func:`glauber.toy_models.exact_spectral.spectral_gap`.
+        To relative accuracy 1e-6: gaps float64 cannot resolve are recomputed in extended
+        precision on chains of at most 32 states, and refused above. See
+        :func:`glauber.toy_models.exact_spectral.spectral_gap`.
+
+        Raises
+        ------
+        PrecisionError
+            If the gap is below float64's resolution on a chain of more than 32 states.
         """
         return self._cached(
             "gap",
-            lambda: exact_spectral.spectral_gap(self.dense_transition_matrix(), self.stationary()),
+            lambda: exact_spectral.spectral_gap(
+                self.dense_transition_matrix(), None, reversible=self.is_reversible(),
+                log_P=self.log_transition_matrix,
+            ),
         )
 
     def absolute_spectral_gap(self) -> float:
-        """``1 - max{|lambda| : lambda != 1}`` (LPW 2nd ed., Section 12.2)."""
+        """``1 - max{|lambda| : lambda != 1}`` (LPW 2nd ed., Section 12.2).
+
+        Accuracy as :meth:`spectral_gap`.
+
+        Raises
+        ------
+        PrecisionError
+            If the gap is below float64's resolution on a chain of more than 32 states.
+        """
         return self._cached(
             "abs_gap",
             lambda: exact_spectral.absolute_spectral_gap(
-                self.dense_transition_matrix(), self.stationary()
+                self.dense_transition_matrix(), None, reversible=self.is_reversible(),
+                log_P=self.log_transition_matrix,
             ),
         )
 
@@ -336,19 +531,68 @@ class ExactChain:
     def conductance(self, mask: Any) -> float:
         """``Phi(S) = sum_{x in S} mu(x) P(x, S^c) / mu(S)`` (Theorem 8's definition).
 
+        Formed in log space (:meth:`log_conductance`), so a set whose stationary mass underflows
+        float64 still gets its true conductance.
+
+        Raises
+        ------
+        BasinError
+            If the set is empty or the whole state space.
+        UnderflowError
+            If the conductance itself is below the smallest normal float64 (use
+            :meth:`log_conductance`).
+        """
+        return _checked_exp(self.log_conductance(mask), "conductance", "log_conductance(mask)")
+
+    def log_conductance(self, mask: Any) -> float:
+        """``log Phi(S)`` from :meth:`log_stationary` (finite for every proper subset of a chain
+        with positive conditionals).
+
         Raises
         ------
         BasinError
             If the set is empty or the whole state space.
         """
-        return exact_basins.conductance(self.transition_matrix(), self.stationary(), mask)
+        inside = exact_basins.check_mask(mask, self.num_states)
+        log_pi = self.log_stationary()
+        x, y, log_p, _ = self._log_moves()
+        leaving = inside[x] & ~inside[y]
+        log_flow = _logsumexp(log_pi[x[leaving]] + log_p[leaving])
+        return log_flow - _logsumexp(log_pi[inside])
+
+    def log_escape_probabilities(self, mask: Any) -> np.ndarray:
+        """``log P(x, B^c)`` for each ``x`` in ``B`` (increasing index), from the log-conditionals:
+        finite for every state with an exit, however small.
+
+        Raises
+        ------
+        InvalidParameterError, BasinError
+            If the mask is not a proper subset of the states.
+        """
+        inside = exact_basins.check_mask(mask, self.num_states)
+        x, y, log_p, _ = self._log_moves()
+        leaving = inside[x] & ~inside[y]
+        out = np.full(self.num_states, -np.inf)
+        np.logaddexp.at(out, x[leaving], log_p[leaving])
+        return out[inside]
 
     def bottleneck(self) -> Bottleneck:
-        """Minimising set and value of ``Phi_*`` (chains of at most 16 states)."""
-        return self._cached(
-            "bottleneck",
-            lambda: exact_basins.bottleneck(self.transition_matrix(), self.stationary()),
-        )
+        """Minimising set and value of ``Phi_*`` (chains of at most 16 states).
+
+        Masses and flows are formed in log space when a stationary probability is tiny
+        (``Bottleneck.log_ratio`` is then set).
+        """
+
+        def compute() -> Bottleneck:
+            log_pi = self.log_stationary()
+            if (log_pi >= np.log(TRUSTED_MIN_PROBABILITY)).all() and not self._subnormal_moves():
+                return exact_basins.bottleneck(self.transition_matrix(), self.stationary())
+            return exact_basins.bottleneck(
+                self.transition_matrix(), np.exp(log_pi), log_pi,
+                log_P=self.log_transition_matrix(),
+            )
+
+        return self._cached("bottleneck", compute)
 
     def bottleneck_ratio(self) -> float:
         """``Phi_* = min{Phi(S) : mu(S) <= 1/2}`` by enumeration (at most 16 states).
@@ -357,8 +601,13 @@ class ExactChain:
         ------
         StateSpaceTooLargeError
             If the chain has more than 16 states.
+        UnderflowError
+            If ``Phi_*`` is below the smallest normal float64 (read ``bottleneck().log_ratio``).
         """
-        return self.bottleneck().ratio
+        b = self.bottleneck()
+        if b.log_ratio is None:
+            return b.ratio
+        return _checked_exp(b.log_ratio, "bottleneck ratio", "bottleneck().log_ratio")
 
     def escape_probabilities(self, mask: Any) -> np.ndarray:
         """Exact ``P(x, B^c)`` for each ``x`` in ``B`` (in increasing state index)."""
@@ -399,6 +648,29 @@ class ExactChain:
         return self._cached(
             "adjacent", lambda: exact_coupling.worst_adjacent_pair(self.conditionals())
         )
+
+
+_SMALLEST_NORMAL = float(np.finfo(np.float64).tiny)
+
+
+def _logsumexp(v: np.ndarray) -> float:
+    """``log sum exp(v)`` (``-inf`` for an empty or all ``-inf`` ``v``)."""
+    if v.size == 0:
+        return -np.inf
+    m = float(v.max())
+    if m == -np.inf:
+        return -np.inf
+    return m + float(np.log(np.exp(v - m).sum()))
+
+
+def _checked_exp(log_value: float, what: str, instead: str) -> float:
+    """``exp(log_value)``, refused when it underflows the normal float64 range."""
+    if log_value < np.log(_SMALLEST_NORMAL):
+        raise UnderflowError(
+            f"the {what} is 10^{log_value / np.log(10):.1f}, below the smallest float64; use "
+            f"{instead} (its logarithm)"
+        )
+    return float(np.exp(log_value))
 
 
 __all__ = [

@@ -12,6 +12,8 @@ from typing import Iterator
 
 import numpy as np
 
+from glauber.errors import NonFiniteScoresError
+
 
 def site_pairs(
     values: np.ndarray, n: int, q: int, j: int
@@ -98,15 +100,27 @@ def oscillation_matrix(scores: np.ndarray) -> np.ndarray:
     Returns
     -------
     numpy.ndarray, shape (n, n), zero diagonal.
+
+    Raises
+    ------
+    NonFiniteScoresError
+        If a score difference exceeds the largest float64 (scores near 1e308): the oscillation
+        is not representable; scale the scores down.
     """
     n = scores.shape[0]
     D = np.zeros((n, n), dtype=np.float64)
-    for j in range(n):
-        for _, _, sa, sb in site_pairs(scores, n, scores.shape[2], j):
-            diff = sa - sb  # [n, contexts, q]
-            spread = diff.max(axis=-1) - diff.min(axis=-1)
-            D[:, j] = np.maximum(D[:, j], spread.max(axis=1))
+    with np.errstate(over="ignore", invalid="ignore"):
+        for j in range(n):
+            for _, _, sa, sb in site_pairs(scores, n, scores.shape[2], j):
+                diff = sa - sb  # [n, contexts, q]
+                spread = diff.max(axis=-1) - diff.min(axis=-1)
+                D[:, j] = np.maximum(D[:, j], spread.max(axis=1))
     np.fill_diagonal(D, 0.0)
+    if not np.isfinite(D).all():
+        raise NonFiniteScoresError(
+            "a score oscillation Delta_ij exceeds the largest float64 (scores differ by more "
+            f"than 1.8e308; largest |score| {np.abs(scores).max():.3g}); scale the scores down"
+        )
     return D
 
 

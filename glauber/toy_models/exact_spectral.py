@@ -6,20 +6,37 @@ detailed balance removes ``pi`` from the formula, so tiny stationary masses cost
 We diagonalise the symmetric Laplacian ``L = I - D^(1/2) P D^(-1/2)`` whose diagonal
 ``sum_{y != x} P(x, y)`` is formed without a subtraction, so holding probabilities ``1 - 1e-20``
 that round to 1 lose nothing. Eigenvalues carry an absolute error of about machine precision
-times ``||L|| <= 2``: a gap below ~1e-14 has no relative accuracy (use :func:`mixing_time`,
-whose squaring keeps tiny transition probabilities, for such slow chains).
+times ``||L|| <= 2``: a gap below that has no relative accuracy, so such gaps are recomputed in
+extended precision (mpmath) on small chains, and refused with :class:`PrecisionError` on large
+ones (use :func:`mixing_time`, whose squaring keeps tiny transition probabilities, there).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import mpmath
 import numpy as np
+import scipy.linalg
 import scipy.sparse as sp
 
-from glauber.errors import StateSpaceTooLargeError
+from glauber.errors import (
+    InvalidParameterError,
+    PrecisionError,
+    StateSpaceTooLargeError,
+)
 from glauber.theory.kernels import REVERSIBILITY_RTOL, is_reversible
 from glauber.toy_models.mixing import MAX_DENSE_STATES
+
+#: Relative accuracy required of a spectral gap before it is returned.
+GAP_RTOL = 1e-6
+#: Largest chain whose unresolved gap is recomputed with mpmath.
+EXTENDED_MAX_STATES = 32
+#: Most significant digits tried by the mpmath recomputation.
+EXTENDED_MAX_DPS = 480
+
+_U = 2.0**-53
+_TINY = np.finfo(np.float64).tiny
 
 
 def _dense(P: Any) -> np.ndarray:
@@ -31,13 +48,47 @@ def _dense(P: Any) -> np.ndarray:
     return P.toarray() if sp.issparse(P) else np.asarray(P, dtype=np.float64)
 
 
-def _laplacian_eigenvalues(P: np.ndarray) -> np.ndarray:
-    """Eigenvalues (ascending) of ``I - D^(1/2) P D^(-1/2)`` for a reversible ``P``."""
+def log_reversibility_defect(P: Any, log_pi: np.ndarray) -> float:
+    """:func:`reversibility_defect` from ``log pi``: flows compared as ``log pi(x) + log P(x, y)``.
+
+    Each pair's defect is ``1 - exp(-|log F(x, y) - log F(y, x)|)`` (the same
+    ``|F - F^T| / max(F, F^T)``), 1 when a move has no reverse, so flows whose ``pi`` underflows
+    float64 are compared at full relative precision.
+
+    Examples
+    --------
+    >>> P = np.array([[0.5, 0.5], [0.25, 0.75]])
+    >>> log_reversibility_defect(P, np.log([1 / 3, 2 / 3])) < 1e-15
+    True
+    """
+    Pc = sp.coo_matrix(sp.csr_matrix(P, dtype=np.float64))
+    off = (Pc.row != Pc.col) & (Pc.data > 0)
+    x, y, p = Pc.row[off], Pc.col[off], Pc.data[off]
+    if x.size == 0:
+        return 0.0
+    reverse = np.asarray(sp.csr_matrix(Pc.T)[x, y]).ravel()  # P(y, x)
+    log_pi = np.asarray(log_pi, dtype=np.float64)
+    one_way = reverse <= 0.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = log_pi[x] + np.log(p) - log_pi[y] - np.log(np.where(one_way, 1.0, reverse))
+    defect = np.where(one_way, 1.0, -np.expm1(-np.abs(d)))
+    return float(defect.max())
+
+
+def _laplacian(P: np.ndarray) -> np.ndarray:
+    """``I - D^(1/2) P D^(-1/2)`` of a reversible ``P``: off-diagonal ``-sqrt(P(x, y) P(y, x))``."""
     off = P.copy()
     np.fill_diagonal(off, 0.0)
-    L = -np.sqrt(off * off.T)
+    product = off * off.T
+    # sqrt(a) sqrt(b) where a b underflows (a, b ~ 1e-200); the plain form elsewhere
+    L = -np.where(product >= _TINY, np.sqrt(product), np.sqrt(off) * np.sqrt(off.T))
     np.fill_diagonal(L, off.sum(axis=1))
-    return np.linalg.eigvalsh(L)
+    return L
+
+
+def _laplacian_eigenvalues(P: np.ndarray) -> np.ndarray:
+    """Eigenvalues (ascending) of ``I - D^(1/2) P D^(-1/2)`` for a reversible ``P``."""
+    return np.linalg.eigvalsh(_laplacian(P))
 
 
 def _moduli_without_unit(P: np.ndarray) -> np.ndarray:
@@ -45,18 +96,134 @@ def _moduli_without_unit(P: np.ndarray) -> np.ndarray:
     return np.abs(np.delete(eig, np.argmin(np.abs(eig - 1.0))))
 
 
-def spectral_gap(P: Any, pi: np.ndarray, rtol: float = REVERSIBILITY_RTOL) -> float:
-    """Spectral gap of the chain (LPW 2nd ed., Section 12.2).
+def _float_gaps(dense: np.ndarray, reversible: bool) -> tuple[float, float, float]:
+    """``(gap, absolute gap, error bound)`` in float64.
 
-    Reversible chains (checked with :func:`is_reversible` at ``rtol``): ``gamma = 1 - lambda_2``,
-    ``lambda_2`` the second largest eigenvalue, from the symmetrised Laplacian. Non-reversible
-    chains have complex eigenvalues and no ordering: ``1 - max{|lambda| : lambda != 1}``, the
-    absolute gap (the same value :func:`absolute_spectral_gap` returns).
+    The error bound is the backward-error estimate ``8 S u ||A||`` of a symmetric
+    eigensolver (Weyl), times the eigenvalue condition number ``1 / |y^H x|`` of the
+    eigenvalue that sets the gap for a non-symmetric ``P`` (Golub and Van Loan, 4th ed.,
+    Section 7.2.2).
+    """
+    S = dense.shape[0]
+    if reversible:
+        mu = _laplacian_eigenvalues(dense)
+        err = 8.0 * S * _U * float(np.abs(mu).max())
+        return float(mu[1]), float(min(mu[1], 2.0 - mu[-1])), err
+    moduli = _moduli_without_unit(dense)
+    gap = float(1.0 - moduli.max())
+    values, left, right = scipy.linalg.eig(dense, left=True, right=True)
+    k = np.argsort(np.abs(values - 1.0))[1:]  # all but the unit eigenvalue
+    k = k[np.argmax(np.abs(values[k]))]
+    cos = abs(np.vdot(left[:, k], right[:, k])) / (
+        np.linalg.norm(left[:, k]) * np.linalg.norm(right[:, k])
+    )
+    err = 8.0 * S * _U * float(np.linalg.norm(dense)) / max(cos, _TINY)
+    return gap, gap, err
+
+
+def _mp_gaps(
+    dense: np.ndarray, reversible: bool, dps: int, log_P: np.ndarray | None
+) -> tuple[float, float]:
+    """``(gap, absolute gap)`` at ``dps`` significant digits (mpmath) from the float64 ``P``
+    (its off-diagonal entries from ``log_P`` when given: exact where ``P`` is subnormal)."""
+    mp = mpmath.mp.clone()
+    mp.dps = dps
+    S = dense.shape[0]
+
+    def entry(x: int, y: int) -> Any:
+        if log_P is not None and x != y:
+            return mp.exp(mp.mpf(float(log_P[x, y]))) if log_P[x, y] > -np.inf else mp.mpf(0)
+        return mp.mpf(float(dense[x, y]))
+
+    if reversible:
+        A = mp.matrix(S, S)
+        for x in range(S):
+            for y in range(S):
+                if x != y and dense[x, y] > 0 and dense[y, x] > 0:
+                    A[x, y] = -mp.sqrt(entry(x, y)) * mp.sqrt(entry(y, x))
+            A[x, x] = mp.fsum(entry(x, y) for y in range(S) if y != x)
+        mu = sorted(mp.eigsy(A, eigvals_only=True))
+        return mu[1], min(mu[1], 2 - mu[-1])
+    A = mp.matrix(S, S)
+    for x in range(S):
+        for y in range(S):
+            A[x, y] = entry(x, y)
+        A[x, x] = 1 - mp.fsum(entry(x, y) for y in range(S) if y != x)
+    values = mp.eig(A, left=False, right=False)
+    unit = min(range(S), key=lambda k: abs(values[k] - 1))
+    gap = 1 - max(abs(values[k]) for k in range(S) if k != unit)
+    return gap, gap
+
+
+def _extended_gaps(
+    dense: np.ndarray, reversible: bool, gap_rtol: float, log_P: np.ndarray | None
+) -> tuple[float, float]:
+    """Gaps in mpmath, doubling the digits until two precisions agree to ``gap_rtol``."""
+    dps = 30
+    previous = _mp_gaps(dense, reversible, dps, log_P)
+    while dps < EXTENDED_MAX_DPS:
+        dps *= 2
+        current = _mp_gaps(dense, reversible, dps, log_P)
+        if all(abs(c - p) <= gap_rtol * abs(c) and c > 0 for c, p in zip(current, previous)):
+            return float(current[0]), float(current[1])
+        previous = current
+    raise PrecisionError(
+        f"the spectral gap is below what {EXTENDED_MAX_DPS} digits resolve "
+        f"({float(previous[0]):.3g}); the chain is reducible for all practical purposes: raise "
+        "the temperature"
+    )
+
+
+def _gaps(P: Any, pi: np.ndarray, rtol: float, reversible: bool | None, gap_rtol: float,
+          log_P: Any = None) -> tuple[float, float]:
+    dense = _dense(P)
+    S = dense.shape[0]
+    if S == 1:
+        return 1.0, 1.0
+    if not (np.isfinite(gap_rtol) and 0.0 < gap_rtol < 1.0):
+        raise InvalidParameterError(f"gap_rtol must lie in (0, 1), got {gap_rtol!r}")
+    rev = is_reversible(dense, pi, rtol) if reversible is None else bool(reversible)
+    gap, abs_gap, err = _float_gaps(dense, rev)
+    if min(gap, abs_gap) > err / gap_rtol:
+        return gap, abs_gap
+    if S <= EXTENDED_MAX_STATES:
+        return _extended_gaps(dense, rev, gap_rtol, log_P() if callable(log_P) else log_P)
+    raise PrecisionError(
+        f"the spectral gap {min(gap, abs_gap):.3g} of this {S}-state chain is within the float64 "
+        f"eigensolver's error (about {err:.2g}) times 1/gap_rtol = {1 / gap_rtol:g}: it has no "
+        f"relative accuracy, and extended precision (mpmath) is limited to "
+        f"{EXTENDED_MAX_STATES} states; use mixing_time() (exact, by squaring) or a smaller "
+        "chain, or a larger gap_rtol"
+    )
+
+
+def spectral_gap(
+    P: Any, pi: np.ndarray, rtol: float = 1e-8, reversible: bool | None = None,
+    gap_rtol: float = GAP_RTOL, log_P: Any = None,
+) -> float:
+    """Spectral gap of the chain (LPW 2nd ed., Section 12.2), to relative accuracy ``gap_rtol``.
+
+    Reversible chains (checked with :func:`is_reversible` at ``rtol``, or as given by
+    ``reversible``): ``gamma = 1 - lambda_2``, ``lambda_2`` the second largest eigenvalue, from the
+    symmetrised Laplacian. Non-reversible chains have complex eigenvalues and no ordering:
+    ``1 - max{|lambda| : lambda != 1}``, the absolute gap (the same value
+    :func:`absolute_spectral_gap` returns).
+
+    Accuracy: float64 eigenvalues carry an absolute error of about ``8 S u ||L||`` (times the
+    eigenvalue's condition number for non-reversible chains). A gap larger than that error over
+    ``gap_rtol`` is returned from float64; a smaller one is recomputed with mpmath (from the
+    float64 ``P``, whose entries are relatively accurate, so the gap is too) on chains of at
+    most :data:`EXTENDED_MAX_STATES` states, digits doubled until two precisions agree to
+    ``gap_rtol``; larger chains raise :class:`PrecisionError` rather than return rounding noise.
+    ``log_P`` (a dense ``log P``, or a callable returning it, called only then) supplies the
+    off-diagonal entries to the extended computation where ``P`` is subnormal.
 
     Raises
     ------
     StateSpaceTooLargeError
         If the chain has more than ``MAX_DENSE_STATES`` states.
+    PrecisionError
+        If the gap cannot be resolved (see above).
 
     Examples
     --------
@@ -64,45 +231,45 @@ def spectral_gap(P: Any, pi: np.ndarray, rtol: float = REVERSIBILITY_RTOL) -> fl
     >>> round(spectral_gap(P, np.array([1 / 3, 2 / 3])), 12)
     0.75
     """
-    dense = _dense(P)
-    if dense.shape[0] == 1:
-        return 1.0
-    if is_reversible(dense, pi, rtol):
-        return float(_laplacian_eigenvalues(dense)[1])
-    return float(1.0 - _moduli_without_unit(dense).max())
+    return _gaps(P, pi, rtol, reversible, gap_rtol, log_P)[0]
 
 
-def absolute_spectral_gap(P: Any, pi: np.ndarray, rtol: float = REVERSIBILITY_RTOL) -> float:
+def absolute_spectral_gap(
+    P: Any, pi: np.ndarray, rtol: float = REVERSIBILITY_RTOL, reversible: bool | None = None,
+    gap_rtol: float = GAP_RTOL, log_P: Any = None,
+) -> float:
     """Absolute spectral gap ``gamma_* = 1 - max{|lambda| : lambda != 1}`` (LPW 2nd ed., 12.2).
 
     For reversible chains ``gamma_* = min(1 - lambda_2, 1 + lambda_min)``; heat-bath Glauber chains
-    of Gibbs models have non-negative spectrum, so there ``gamma_* = gamma``.
+    of Gibbs models have non-negative spectrum, so there ``gamma_* = gamma``. Accuracy as
+    :func:`spectral_gap`.
 
     Raises
     ------
     StateSpaceTooLargeError
         If the chain has more than ``MAX_DENSE_STATES`` states.
+    PrecisionError
+        If the gap cannot be resolved (see :func:`spectral_gap`).
     """
-    dense = _dense(P)
-    if dense.shape[0] == 1:
-        return 1.0
-    if is_reversible(dense, pi, rtol):
-        mu = _laplacian_eigenvalues(dense)
-        return float(min(mu[1], 2.0 - mu[-1]))
-    return float(1.0 - _moduli_without_unit(dense).max())
+    return _gaps(P, pi, rtol, reversible, gap_rtol, log_P)[1]
 
 
-def relaxation_time(P: Any, pi: np.ndarray, rtol: float = REVERSIBILITY_RTOL) -> float:
+def relaxation_time(
+    P: Any, pi: np.ndarray, rtol: float = REVERSIBILITY_RTOL, reversible: bool | None = None,
+    gap_rtol: float = GAP_RTOL, log_P: Any = None,
+) -> float:
     """Relaxation time ``t_rel = 1 / gamma_*`` (LPW 2nd ed., 12.2; ``inf`` if ``gamma_* <= 0``).
 
     LPW Theorem 15.5 (heat-bath Ising on the n-cycle): ``t_rel = n / (1 - tanh(2 beta))``.
+    Accuracy as :func:`spectral_gap`.
     """
-    gap = absolute_spectral_gap(P, pi, rtol)
+    gap = absolute_spectral_gap(P, pi, rtol, reversible, gap_rtol, log_P)
     return float(np.inf) if gap <= 0.0 else 1.0 / gap
 
 
 __all__ = [
     "absolute_spectral_gap",
+    "log_reversibility_defect",
     "relaxation_time",
     "spectral_gap",
 ]

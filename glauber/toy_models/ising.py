@@ -18,7 +18,11 @@ from typing import Any, Mapping
 import networkx as nx
 import numpy as np
 
-from glauber.core.validation import check_finite_float, check_positive_int
+from glauber.core.validation import (
+    as_real_array,
+    check_finite_float,
+    check_positive_int,
+)
 from glauber.errors import InvalidGraphError, InvalidParameterError
 from glauber.toy_models.base import ToyModel
 
@@ -144,7 +148,7 @@ def _site_field(field: Any, nodes: tuple[Any, ...]) -> np.ndarray:
         return h
     if isinstance(field, numbers.Real) and not isinstance(field, bool):
         return np.full(n, check_finite_float(field, "field"), dtype=np.float64)
-    h = np.asarray(field, dtype=np.float64)
+    h = as_real_array(field, "field")
     if h.shape != (n,):
         raise InvalidParameterError(
             f"field must be a number, a dict node -> h, or an array of n = {n} values in site "
@@ -266,7 +270,7 @@ class AsymmetricIsingModel(ToyModel):
     def __init__(
         self, J: Any, field: float | np.ndarray = 0.0, name: str | None = None
     ) -> None:
-        mat = np.array(J, dtype=np.float64)
+        mat = as_real_array(J, "couplings J")
         if mat.ndim != 2 or mat.shape[0] != mat.shape[1] or mat.shape[0] < 1:
             raise InvalidParameterError(f"J must be a square n x n matrix, got shape {mat.shape}")
         if not np.isfinite(mat).all():

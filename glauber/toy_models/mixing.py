@@ -53,6 +53,9 @@ from glauber.toy_models.stepping import (
 MAX_DENSE_STATES = 4096
 #: Doubling stops at ``t = 2**MAX_DOUBLINGS`` steps.
 MAX_DOUBLINGS = 62
+#: A worst-start distance below ``RESOLUTION_ULPS * S * 2**-52`` is rounding noise (the error
+#: messages use it to tell an unreachable ``eps`` from a numerically reducible chain).
+RESOLUTION_ULPS = 64
 #: Entries per row block of the distance computation (2**22 float64 = 32 MiB of scratch).
 BLOCK_ELEMENTS = 2**22
 
@@ -329,7 +332,9 @@ def mixing_time(
     InvalidProbabilityError
         If ``eps`` is not in (0, 1).
     ConvergenceError
-        If ``d(2^62) > eps`` when squaring (the chain is numerically reducible: raise the
+        If ``d(2^62) > eps`` when squaring: ``eps`` below float64's resolution of TV distances
+        (about ``RESOLUTION_ULPS * S * 2**-52``; the message says so), or the chain is
+        numerically reducible (raise the
         temperature), or a start needs more than ``max_steps`` steps when stepping.
     StateSpaceTooLargeError, DeviceUnavailableError, InvalidParameterError
         As in :func:`distance_curve`.
@@ -389,9 +394,17 @@ def _squaring_mixing_time(algebra: _Dense, eps: float) -> int:
     powers = [algebra.P]  # powers[k] = P^(2^k); powers[0] may be the caller's array: never written
     while (d := algebra.distance(powers[-1])) > eps:
         if len(powers) > MAX_DOUBLINGS:
+            floor = RESOLUTION_ULPS * powers[0].shape[0] * np.finfo(np.float64).eps
             raise ConvergenceError(
                 f"worst-start distance is still {d:.3g} > eps = {eps} at t = 2**{MAX_DOUBLINGS}; "
-                "the chain is numerically reducible at this temperature: raise tau"
+                + (
+                    f"that is rounding: float64 resolves TV distances only to about {floor:.1g} "
+                    f"for {powers[0].shape[0]} states (entries of P^t and pi carry absolute "
+                    f"errors near 1e-16), so eps = {eps:g} is never reached: use eps >= "
+                    f"{10 * floor:.0e}"
+                    if d <= floor else
+                    "the chain is numerically reducible at this temperature: raise tau"
+                )
             )
         powers.append(algebra.matmul(powers[-1], powers[-1], algebra.empty()))
     k = len(powers) - 1

@@ -12,7 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from glauber.core.validation import check_finite_float, check_positive_int
+from glauber.core.validation import (
+    as_real_array,
+    check_finite_float,
+    check_positive_int,
+)
 from glauber.errors import InvalidParameterError, VocabularyError
 from glauber.toy_models.base import ToyModel
 
@@ -79,7 +83,7 @@ class PlantedBasinModel(ToyModel):
             raise VocabularyError(f"token must be an integer in 0..{self.q - 1}, got {token!r}")
         self.token = int(token)
         self.strength = check_finite_float(strength, "strength")
-        scores = np.zeros(self.q) if base is None else np.array(base, dtype=np.float64)
+        scores = np.zeros(self.q) if base is None else as_real_array(base, "base")
         if scores.shape != (self.q,):
             raise InvalidParameterError(
                 f"base must hold q = {self.q} scores, got shape {scores.shape}"

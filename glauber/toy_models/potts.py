@@ -8,6 +8,7 @@ from typing import Any, Mapping
 import networkx as nx
 import numpy as np
 
+from glauber.core.validation import as_real_array
 from glauber.errors import InvalidParameterError, VocabularyError
 from glauber.toy_models.base import ToyModel
 from glauber.toy_models.ising import (
@@ -28,14 +29,14 @@ def _colour_field(field: Any, nodes: tuple[Any, ...], q: int) -> np.ndarray:
         for node, value in field.items():
             if node not in site_of:
                 raise InvalidParameterError(f"field key {node!r} is not a node of the graph")
-            row = np.asarray(value, dtype=np.float64)
+            row = as_real_array(value, f"field at node {node!r}")
             if row.shape != (q,):
                 raise InvalidParameterError(
                     f"field at node {node!r} must have q = {q} values, got shape {row.shape}"
                 )
             h[site_of[node]] = row
     else:
-        h = np.asarray(field, dtype=np.float64)
+        h = as_real_array(field, "field")
         if h.shape == (q,):
             h = np.broadcast_to(h, (n, q)).copy()
         elif h.shape != (n, q):

@@ -7,10 +7,10 @@ import math
 
 import networkx as nx
 import numpy as np
-from scipy import stats
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import stats
 
 from glauber.errors import (
     InvalidParameterError,

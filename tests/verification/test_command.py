@@ -10,8 +10,8 @@ over random score tables and temperatures.
 
 from __future__ import annotations
 
-import importlib
 import contextlib
+import importlib
 import io
 import json
 import math

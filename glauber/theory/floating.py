@@ -1,0 +1,170 @@
+"""Floating-point constants and the rounding model used by the library's error bounds.
+
+Standard model (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed., 2002,
+Section 2.2): for ``op`` in ``+ - * /`` and normal results, ``fl(a op b) = (a op b)(1 + theta)``
+with ``|theta| <= u``, the *unit roundoff* of the format (half the distance from 1 to the next
+number). Results in the subnormal range carry an absolute error of at most half the smallest
+subnormal instead. ``gamma(k, u) = k u / (1 - k u)`` bounds the relative error of ``k``
+successive roundings (Higham, Lemma 3.1).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+from glauber.errors import InvalidParameterError
+
+#: Unit roundoff ``u`` of each floating-point format (round to nearest).
+UNIT_ROUNDOFF = {
+    "float64": 2.0**-53,
+    "float32": 2.0**-24,
+    "float16": 2.0**-11,
+    "bfloat16": 2.0**-8,
+}
+#: Smallest positive (subnormal) number of each format: the absolute rounding error below the
+#: normal range is at most half of it.
+SMALLEST_SUBNORMAL = {
+    "float64": 2.0**-1074,
+    "float32": 2.0**-149,
+    "float16": 2.0**-24,
+    "bfloat16": 2.0**-133,
+}
+
+
+def dtype_name(dtype: Any) -> str:
+    """Canonical name (``"float64"``, ``"float32"``, ``"float16"``, ``"bfloat16"``) of a dtype.
+
+    Accepts numpy and torch dtypes, their names (``"torch.bfloat16"``, ``"half"``, ``"double"``)
+    and Python ``float``.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``dtype`` is not one of the four floating-point formats.
+
+    Examples
+    --------
+    >>> dtype_name("torch.bfloat16"), dtype_name(float)
+    ('bfloat16', 'float64')
+    """
+    if dtype is float:
+        return "float64"
+    name = str(dtype).removeprefix("torch.").removeprefix("<class 'numpy.").rstrip("'>")
+    name = {"double": "float64", "float": "float32", "half": "float16"}.get(name, name)
+    if name not in UNIT_ROUNDOFF:
+        raise InvalidParameterError(
+            f"unknown floating-point format {dtype!r}; use one of {sorted(UNIT_ROUNDOFF)}"
+        )
+    return name
+
+
+def unit_roundoff(dtype: Any) -> float:
+    """Unit roundoff ``u`` of a format: 2**-53 (float64), 2**-24 (float32), 2**-11 (float16),
+    2**-8 (bfloat16).
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``dtype`` is not one of the four formats.
+
+    Examples
+    --------
+    >>> unit_roundoff("float32") == 2.0**-24
+    True
+    """
+    return UNIT_ROUNDOFF[dtype_name(dtype)]
+
+
+def coarsest(*dtypes: Any) -> str:
+    """The format with the largest unit roundoff among ``dtypes`` (``None`` entries ignored).
+
+    Examples
+    --------
+    >>> coarsest("float32", None, "torch.bfloat16")
+    'bfloat16'
+    """
+    names = [dtype_name(d) for d in dtypes if d is not None]
+    if not names:
+        raise InvalidParameterError("coarsest() needs at least one floating-point format")
+    return max(names, key=lambda name: UNIT_ROUNDOFF[name])
+
+
+def gamma(k: int, u: float) -> float:
+    """Higham's ``gamma_k = k u / (1 - k u)``: the relative error of ``k`` roundings.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``k u >= 1`` (the bound is void).
+
+    Examples
+    --------
+    >>> gamma(2, 2.0**-53) > 2 * 2.0**-53
+    True
+    """
+    ku = k * u
+    if not 0.0 <= ku < 1.0:
+        raise InvalidParameterError(f"gamma_k needs 0 <= k u < 1, got k = {k}, u = {u}")
+    return math.nextafter(ku / (1.0 - ku), math.inf)
+
+
+def round_up(x: float) -> float:
+    """The next float above ``x``: a one-ulp upward nudge that absorbs the rounding of the last
+    operation that produced a bound (``inf`` stays ``inf``)."""
+    return math.nextafter(float(x), math.inf)
+
+
+def round_down(x: float) -> float:
+    """The next float below ``x`` (``-inf`` stays ``-inf``)."""
+    return math.nextafter(float(x), -math.inf)
+
+
+def int_times(t: int, x: float) -> float:
+    """``t * x`` for an integer ``t`` of any size: the correctly rounded float, ``+-inf`` beyond
+    the float range (``float(10**400)`` alone raises OverflowError).
+
+    Examples
+    --------
+    >>> int_times(10**400, -1e-300), int_times(10**400, -0.5)
+    (-1e+100, -inf)
+    """
+    if x == 0.0 or t == 0:
+        return 0.0
+    exact = Fraction(int(t)) * Fraction(float(x))
+    try:
+        return float(exact)
+    except OverflowError:
+        return math.inf if exact > 0 else -math.inf
+
+
+def exp_decay(log_scale: float, t: int, log_rate: float) -> float:
+    """``exp(log_scale + t * log_rate)`` for ``log_rate <= 0`` and any integer ``t >= 0``.
+
+    Underflow gives 0.0 (the correctly rounded value), never an OverflowError.
+
+    Examples
+    --------
+    >>> exp_decay(math.log(2.0), 10**400, -1e-3)
+    0.0
+    """
+    exponent = log_scale + int_times(t, log_rate)
+    try:
+        return math.exp(exponent)
+    except OverflowError:
+        return math.inf
+
+
+__all__ = [
+    "SMALLEST_SUBNORMAL",
+    "UNIT_ROUNDOFF",
+    "coarsest",
+    "dtype_name",
+    "exp_decay",
+    "gamma",
+    "int_times",
+    "round_down",
+    "round_up",
+    "unit_roundoff",
+]
