@@ -39,6 +39,7 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
 from benchmarks.report import publish, row
 from glauber.estimators.influence import influence
 from glauber.estimators.influence_search import search_influence
+from glauber.theory.contraction import spectral_radius
 from glauber.toy_models import (
     AsymmetricIsingModel,
     ExactChain,
@@ -47,7 +48,6 @@ from glauber.toy_models import (
     PottsModel,
 )
 from glauber.toy_models.enumeration import state_index
-from glauber.theory.contraction import spectral_radius
 
 #: Reached-to fraction of an entry / of the spectral radius, and the targets of the issue.
 REACH, TARGET = 0.95, 0.90
@@ -83,7 +83,7 @@ def potts_model(rng: np.random.Generator) -> PottsModel:
 
 def asym_ising_model(rng: np.random.Generator) -> AsymmetricIsingModel:
     """Asymmetric Ising with dense random couplings."""
-    n = int(rng.integers(6, 13))
+    n, _ = _shape(rng, (2,))
     m = AsymmetricIsingModel.random(n, rng=rng, scale=rng.uniform(0.1, 1.5),
                                     asym=rng.uniform(0.0, 1.0),
                                     field=rng.uniform(0.0, 1.0) * rng.standard_normal(n))

@@ -11,24 +11,40 @@ Each entry is therefore a lower bound anyone can recheck
 them: the spectral radius of the searched ``C`` is a lower bound on that of Definition 2's
 (Perron–Frobenius), which is what :mod:`glauber.estimators.influence_threshold` uses.
 
-The search (docs/theory.md, Definition 2): one *walker* per entry ``(i, j)`` holds a context
-``x`` and a pair of tokens ``(a, b)`` at ``j``. A move queries a grid of conditionals at site
-``i`` in one batch:
+The search (docs/theory.md, Definition 2) runs in three phases over one query memo
+(:class:`~glauber.estimators.score_cache.ScoreCache`):
 
-* a *pair move* varies ``x_j`` over all ``q`` tokens (``q`` queries) and keeps the pair of
-  largest TV;
-* a *coordinate move* at a site ``k`` varies ``x_k`` over all ``q`` tokens with ``x_j = a`` and
-  with ``x_j = b`` (``2 q`` queries) and moves ``x_k`` to the token of largest TV (ties broken at
-  random, so walkers cross plateaus).
+1. *scan* (``scan`` of the budget): :func:`influence`-style sampling, one random replacement
+   per site at each context (``starts`` first, then uniform random contexts), ``n^2`` queries
+   a context;
+2. *stars* (``stars`` of the budget): an elitist evolution of one context per site ``i``,
+   scored on its whole row at once (the *star* ``x``, ``x^{j->b_j}`` for every ``j``: ``n``
+   queries for ``n - 1`` entries), mutants changing one or a few sites and some replacements;
+3. *walkers* (the rest): one coordinate-ascent walker per entry ``(i, j)``, started at the best
+   witness of its entry, holds a context ``x`` and a pair of tokens ``(a, b)`` at ``j``. A
+   move queries a grid of conditionals at site ``i`` in one batch: a *pair move* varies
+   ``x_j`` over all ``q`` tokens (``q`` queries) and keeps the pair of largest TV; a
+   *coordinate move* at a site ``k`` varies ``x_k`` over all ``q`` tokens with ``x_j = a`` and
+   with ``x_j = b`` (``2 q`` queries) and moves ``x_k`` to the token of largest TV (ties broken
+   at random, so walkers cross plateaus). Walkers cycle over the sites in random order; one
+   that completes a cycle without improving restarts, from the given starts first, then
+   alternately from a uniform random state and from a random change of a quarter of the sites
+   of the best witness of its entry.
 
-Walkers cycle over the sites in random order; one that completes a cycle without improving
-restarts, from the given starts first, then alternately from a uniform random state and from a
-random change of a quarter of the sites of the best witness of its entry. Every pair of a grid
-that differs at one site is a candidate for its entry (a coordinate move at ``k`` also scores
-``c_ik`` at two contexts), and ``Delta`` is read off the same pairs. With ``target="rho"`` the
-walkers moved in each round are drawn with weights ``u_i v_j`` (left and right Perron vectors
-of the current ``C``: the derivative of the spectral radius in ``C_ij``), which is where the
-certificates of Theorem 5 (corrected) are decided.
+Every pair of answered queries at one site that differ at exactly one other site is a
+candidate for its entry (a coordinate move at ``k`` also scores ``c_ik`` at two contexts), and
+``Delta`` is read off the same pairs; the memo is read whole at the end, and at the start when
+it is shared (e.g. over a grid of temperatures: scores are tau-free). With ``target="rho"`` the
+walkers and rows moved in each round are drawn with weights from the left and right Perron
+vectors ``u``, ``v`` of the current ``C`` (``u_i v_j`` is the derivative of the spectral radius
+in ``C_ij``), which is where the certificates of Theorem 5 (corrected) are decided.
+
+Measured against the exact supremum (``benchmarks/influence_search.py``): at 10% of the
+queries of exhaustive enumeration every toy entry is reached, since the memo then covers most
+distinct queries; at 10% of the distinct queries the search reaches more entries than
+sampling with the same budget. On a real masked LM (Sapiens, ``n = 20``) with 4,000 queries
+it matches random sampling, and with 40,000 it finds a spectral radius 1.2-1.4 times
+sampling's.
 
 The budget counts rows of :meth:`scores` calls, each distinct query once
 (:class:`~glauber.estimators.score_cache.ScoreCache`); it is never exceeded.
@@ -36,6 +52,7 @@ The budget counts rows of :meth:`scores` calls, each distinct query once
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -56,6 +73,8 @@ from glauber.theory.validation import check_positive_int, check_tau
 TARGETS = ("entries", "rho")
 #: Values closer than this count as ties (walkers pick among them at random).
 _TIE = 1e-6
+#: Least queries a round asks, in units of ``n`` (batches too small waste a masked LM's forward).
+_MIN_ROUND = 8
 #: Most floats one grid evaluation holds at once (pairs x vocabulary), per chunk of walkers.
 _CHUNK_FLOATS = 1 << 24
 
@@ -139,7 +158,7 @@ class _Grid:
         out[rows[has_k], :, :, self.k[has_k]] = self.vals_k[has_k][:, None, :]
         return out
 
-    def take(self, keep: np.ndarray) -> "_Grid":
+    def take(self, keep: np.ndarray) -> _Grid:
         return _Grid(self.sites[keep], self.base[keep], self.j[keep], self.k[keep],
                      self.vals_j[keep], self.vals_k[keep],
                      None if self.ids is None else self.ids[keep])
@@ -178,6 +197,18 @@ class _Best:
         ]
 
 
+@functools.lru_cache(maxsize=64)
+def _pairs(size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.triu_indices(size, 1)``: every pair ``a < b`` of ``0..size-1`` (cached)."""
+    return np.triu_indices(size, 1)
+
+
+@functools.lru_cache(maxsize=16)
+def _others(n: int) -> np.ndarray:
+    """``others[i]``: the sites other than ``i``, ``[n, n - 1]`` (cached)."""
+    return np.array([np.delete(np.arange(n), i) for i in range(n)], dtype=np.int64)
+
+
 def _pair_values(scores: Any, tau: float, axis: int) -> tuple[np.ndarray, np.ndarray]:
     """TV at ``tau`` and score oscillation of every pair along ``axis`` (1 or 2) of ``[W, R, K, q]``.
 
@@ -186,7 +217,7 @@ def _pair_values(scores: Any, tau: float, axis: int) -> tuple[np.ndarray, np.nda
     """
     xp = namespace(scores)
     size = scores.shape[axis]
-    a, b = np.triu_indices(size, 1)
+    a, b = _pairs(size)
     if axis == 1:
         sa, sb = scores[:, a], scores[:, b]
     else:
@@ -232,19 +263,58 @@ def _harvest(grid: _Grid, values: dict[str, np.ndarray], best_c: _Best, best_d: 
             value = flat[rows, pos]
             ctx = grid.base.copy()
             if axis == 1:  # pairs over x_j within a column c
-                pa, pb = np.triu_indices(r, 1)
+                pa, pb = _pairs(r)
                 p, col = np.divmod(pos, c)
                 has_k = grid.k >= 0
                 ctx[rows[has_k], grid.k[has_k]] = grid.vals_k[has_k, col[has_k]]
                 ctx[rows, grid.j] = grid.vals_j[rows, pa[p]]
                 rep, site_j = grid.vals_j[rows, pb[p]], grid.j
             else:  # pairs over x_k within a row r
-                pa, pb = np.triu_indices(c, 1)
+                pa, pb = _pairs(c)
                 row, p = np.divmod(pos, len(pa))
                 ctx[rows, grid.j] = grid.vals_j[rows, row]
                 ctx[rows, grid.k] = grid.vals_k[rows, pa[p]]
                 rep, site_j = grid.vals_k[rows, pb[p]], grid.k
             best.offer(grid.sites, site_j, value, ctx, rep)
+
+
+def _harvest_cache(cache: ScoreCache, tau: float, best_c: _Best, best_d: _Best) -> None:
+    """Offer every pair of cached queries at one site that differ at exactly one other site.
+
+    For each ``j``, queries are grouped by their site and their state off ``j``; within a
+    group (at most ``q`` queries, one per token at ``j``) every pair is a candidate for
+    ``(i, j)``. No query is asked.
+    """
+    states, sites = cache.queries_asked()
+    total, n = states.shape
+    if total < 2:
+        return
+    rows_all = np.arange(total)
+    for j in range(n):
+        keep = rows_all[sites != j]
+        if keep.size < 2:
+            continue
+        key = states[keep].copy()
+        key[:, j] = -1
+        key = np.concatenate([sites[keep, None], key], axis=1)
+        _, group = np.unique(key, axis=0, return_inverse=True)
+        order = np.argsort(group.reshape(-1), kind="stable")
+        g, rows = group.reshape(-1)[order], keep[order]
+        for d in range(1, min(cache.q, len(rows))):
+            same = np.flatnonzero(g[d:] == g[:-d])
+            if same.size == 0:
+                break  # groups hold consecutive rows: no pair d apart means none further
+            a, b = rows[same], rows[same + d]
+            sa, sb = cache.rows(a), cache.rows(b)
+            xp = namespace(sa)
+            pa, pb = xp.exp(log_softmax(sa / tau)), xp.exp(log_softmax(sb / tau))
+            tv = to_numpy(0.5 * xp.sum(xp.abs(pa - pb), axis=-1)).astype(np.float64)
+            diff = sa - sb
+            osc = to_numpy(xp.amax(diff, axis=-1) - xp.amin(diff, axis=-1)).astype(np.float64)
+            i = sites[a]
+            jj = np.full(a.size, j)
+            for best, value in ((best_c, tv), (best_d, osc)):
+                best.offer(i, jj, value, states[a], states[b, j])
 
 
 def _perron_weights(C: np.ndarray) -> np.ndarray:
@@ -277,7 +347,7 @@ class _Walkers:
         self.starts = np.zeros(e, dtype=np.int64)
         self.pos = np.zeros(e, dtype=np.int64)
         # each walker's cycle over the sites other than i (j included: the pair move)
-        self.cycle = np.stack([rng.permutation(np.delete(np.arange(n), i)) for i in ii])
+        self.cycle = rng.permuted(_others(n)[ii], axis=1)
 
     def warm(self, witnesses: Sequence[Witness], pair_first: bool) -> None:
         """Start each walker whose entry has a ``C`` witness there (a pair move next if
@@ -307,7 +377,7 @@ class _Walkers:
                     x = rng.integers(q, size=n)
                 else:
                     x = best.context[i, j].copy()
-                    others = np.delete(np.arange(n), i)
+                    others = _others(n)[i]
                     flip = rng.choice(others, size=max(1, (n - 1) // 4), replace=False)
                     x[flip] = rng.integers(q, size=len(flip))
             x[self.i[w]] = 0
@@ -352,10 +422,11 @@ def search_influence(
     seed: SeedLike = 0,
     batch_size: int = 4096,
     target: str = "entries",
-    scan: float = 0.25,
+    scan: float = 0.1,
     warm: InfluenceSearchResult | None = None,
     cache: ScoreCache | None = None,
     stop_at_no_certificate: bool = False,
+    stars: float = 0.3,
 ) -> InfluenceSearchResult:
     """Search for the suprema ``c_ij(tau)`` (Definition 2) and ``Delta_ij`` (Lemma 6).
 
@@ -388,15 +459,18 @@ def search_influence(
         Fraction of the budget spent first on sampling (``starts``, then uniform contexts; one
         random replacement per site, ``n^2`` queries a context); the walkers then start from
         the best witness of their entry. Not used with ``warm`` or a ``cache`` that already
-        holds grids.
+        holds queries.
     warm : InfluenceSearchResult, optional
         A previous result (e.g. at another temperature): its witnesses are the walkers' starts
         (with a shared ``cache``, the best pairs re-read from it at ``tau`` are used instead).
     cache : ScoreCache, optional
-        Shared query memo (pass the same one across temperatures: scores are tau-free). Grids
-        it recorded are re-read at ``tau`` before the search begins, at no query cost.
+        Shared query memo (pass the same one across temperatures: scores are tau-free). Every
+        pair of its queries that differ at one site is read at ``tau`` before the search
+        begins, at no query cost.
     stop_at_no_certificate : bool
         Stop as soon as ``rho_lower >= 1`` (no Theorem 5 certificate can hold at ``tau``).
+    stars : float
+        Fraction of the budget spent on the star evolution, after the scan.
 
     Returns
     -------
@@ -408,8 +482,9 @@ def search_influence(
         If ``tau`` is not finite and > 0.
     InvalidParameterError
         If the model has no ``scores``, ``n < 2``, ``budget`` or ``batch_size`` is not an
-        integer >= 1, ``restarts`` is < 1, ``target`` is unknown, or ``cache``/``warm``
-        belong to a different model or size.
+        integer >= 1, ``restarts`` is < 1, ``target`` is unknown, ``scan``/``stars`` are not
+        fractions summing to at most 1, or ``cache``/``warm`` belong to a different model or
+        size.
     SequenceLengthError, VocabularyError
         On malformed ``starts``.
 
@@ -419,7 +494,8 @@ def search_influence(
     >>> from glauber.toy_models import IsingModel
     >>> m = IsingModel(nx.path_graph(3), coupling=1.0)
     >>> res = search_influence(m, 1.0, budget=60)
-    >>> round(float(res.C[0, 1]), 6) == round(float(np.tanh(2.0)), 6)  # exact: Ising, degree 1
+    >>> # an end site: its one neighbour moves the field from -J to J, c = tanh(J / tau)
+    >>> bool(np.isclose(res.C[0, 1], np.tanh(1.0)))
     True
     """
     model = check_model(model)
@@ -432,18 +508,19 @@ def search_influence(
     elif cache.model is not model:
         raise InvalidParameterError("cache belongs to another model; pass ScoreCache(model)")
     return _search(cache, tau, budget, starts, restarts, seed, batch_size, target, scan, warm,
-                   stop_at_no_certificate)
+                   stop_at_no_certificate, stars)
 
 
 def _search(cache: ScoreCache, tau: float, budget: int, starts: Any, restarts: int | None,
             seed: SeedLike, batch_size: int, target: str, scan: float,
-            warm: InfluenceSearchResult | None, stop: bool) -> InfluenceSearchResult:
+            warm: InfluenceSearchResult | None, stop: bool, stars: float = 0.3) -> InfluenceSearchResult:
     """:func:`search_influence` on a checked model, ``tau`` and ``budget`` (0 allowed: the
-    grids recorded in ``cache`` are re-read, nothing is asked)."""
+    pairs already in ``cache`` are read, nothing is asked)."""
     model = cache.model
     batch_size = check_positive_int(batch_size, "batch_size")
-    if not (isinstance(scan, (int, float)) and 0.0 <= scan <= 1.0):
-        raise InvalidParameterError(f"scan must be a fraction in [0, 1], got {scan!r}")
+    for name, value in (("scan", scan), ("stars", stars), ("scan + stars", scan + stars)):
+        if not (isinstance(value, (int, float)) and 0.0 <= value <= 1.0):
+            raise InvalidParameterError(f"{name} must be a fraction in [0, 1], got {value!r}")
     if target not in TARGETS:
         raise InvalidParameterError(f"target must be one of {TARGETS}, got {target!r}")
     n, q = int(model.n), int(model.q)
@@ -458,16 +535,21 @@ def _search(cache: ScoreCache, tau: float, budget: int, starts: Any, restarts: i
                     else host_states(model, starts))
     rng = np.random.default_rng(seed)
     best_c, best_d = _Best(n), _Best(n)
-    for grid in cache.grids:  # free: every query of a recorded grid is cached
-        _harvest(grid, _evaluate(cache, grid, tau), best_c, best_d)
+    _harvest_cache(cache, tau, best_c, best_d)  # free: pairs asked by earlier searches
     used0 = cache.queries
     walkers = _Walkers(n, q, rng)
-    replayed = best_c.witnesses("C")
-    if replayed or warm is not None:  # start where the earlier searches got to
-        walkers.warm(replayed or list(warm.witnesses), pair_first=False)
-    else:
-        _scan(cache, start_states, int(scan * budget), batch_size, tau, rng, best_c, best_d)
+    replayed = best_c.witnesses("C") if used0 else []
+    fresh = not replayed and warm is None
+    if fresh:  # cover every entry first: at least two contexts, as influence() samples
+        _scan(cache, start_states, min(budget, max(int(scan * budget), 2 * n * n)), batch_size,
+              tau, rng, best_c, best_d)
+    if stars > 0:
+        _evolve_rows(cache, tau, max(0, int((scan + stars) * budget) - (cache.queries - used0)),
+                     batch_size, start_states, target, rng, best_c, best_d, stop)
+    if fresh:
         walkers.warm(best_c.witnesses("C"), pair_first=q > 2)
+    else:  # start where the earlier searches got to
+        walkers.warm(best_c.witnesses("C") or list(warm.witnesses), pair_first=False)
     rounds, idle = 0, 0
     per_round = _walkers_per_round(target, budget, n, q)
     while True:
@@ -486,7 +568,6 @@ def _search(cache: ScoreCache, tau: float, budget: int, starts: Any, restarts: i
             w, r, c = grid.vals_j.shape[0], grid.vals_j.shape[1], grid.vals_k.shape[1]
             grid.ids = cache.fetch(grid.states().reshape(-1, n), np.repeat(grid.sites, r * c),
                                    batch_size).reshape(w, r, c)
-            cache.grids.append(grid)
         for grid, members, forced in moves:
             values = _evaluate(cache, grid, tau)
             _harvest(grid, values, best_c, best_d)
@@ -495,6 +576,7 @@ def _search(cache: ScoreCache, tau: float, budget: int, starts: Any, restarts: i
         idle = idle + 1 if cache.queries == before else 0
         if idle > n:  # every move the walkers make is cached: nothing new to learn
             break
+    _harvest_cache(cache, tau, best_c, best_d)  # pairs formed across grids, too
     return _result(tau, best_c, best_d, cache, cache.queries - used0, budget, target, rounds,
                    int(walkers.starts.sum()))
 
@@ -526,8 +608,103 @@ def _scan(cache: ScoreCache, starts: np.ndarray, budget: int, batch_size: int, t
     for grid, _, _ in moves:
         grid.ids = cache.fetch(grid.states().reshape(-1, n), np.repeat(grid.sites, 2),
                                batch_size).reshape(-1, 2, 1)
-        cache.grids.append(grid)
         _harvest(grid, _evaluate(cache, grid, tau), best_c, best_d)
+
+
+def _star_grid(sites: np.ndarray, contexts: np.ndarray, reps: np.ndarray) -> _Grid:
+    """The stars of contexts ``contexts[s]`` at sites ``sites[s]``: for every ``j != i``, the
+    pair ``(x, x^{j->reps[s, j]})``; member ``s (n - 1) + m`` is the ``m``-th ``j``."""
+    count, n = contexts.shape
+    jj = _others(n)[sites].reshape(-1)
+    s = np.repeat(np.arange(count), n - 1)
+    base = contexts[s].copy()
+    base[np.arange(len(s)), sites[s]] = 0
+    return _Grid(sites[s], base, jj, np.full(len(s), -1),
+                 np.stack([contexts[s, jj], reps[s, jj]], axis=1),
+                 np.zeros((len(s), 1), dtype=np.int64))
+
+
+def _evolve_rows(cache: ScoreCache, tau: float, budget: int, batch_size: int,
+                 starts: np.ndarray, target: str, rng: np.random.Generator, best_c: _Best,
+                 best_d: _Best, stop: bool) -> int:
+    """An elitist evolution of one context per site ``i`` (its *star*: ``x`` and
+    ``x^{j->b_j}`` for every ``j``, ``n`` queries) on the weighted row ``sum_j w_ij TV_ij``.
+
+    Weights: Perron ``v_j`` for ``"rho"`` (rows drawn with Perron ``u_i``), ``1 / C_ij`` (the
+    progress of each entry relative to its best so far) for ``"entries"``. Each round, every
+    row drawn proposes mutants (one or a few sites of its context changed, a quarter of its
+    replacements redrawn), about a twentieth of ``budget`` in all, and keeps its best mutant
+    when that one's weighted row is not smaller. Returns the rounds run.
+    """
+    n, q = cache.n, cache.q
+    others = _others(n)
+    used0 = cache.queries
+    xr = np.array([starts[i % len(starts)] if len(starts) else rng.integers(q, size=n)
+                   for i in range(n)], dtype=np.int64)
+    seen = best_c.replacement.max(axis=1) >= 0  # rows with a witness start at their best one
+    top = best_c.value.argmax(axis=1)
+    xr[seen] = best_c.context[np.flatnonzero(seen), top[seen]]
+    br = (xr + rng.integers(1, q, size=(n, n))) % q
+    tvr = np.zeros((n, n))  # TVs of each row's current star
+    known = np.zeros(n, dtype=bool)  # has the row's current star been evaluated?
+    stale = np.zeros(n, dtype=np.int64)
+    per_round = max(budget // 20, min(budget, _MIN_ROUND * n))  # queries a round asks
+    rounds = idle = 0
+    while idle <= n:  # n rounds without a new query: the stars it reaches are all known
+        left = budget - (cache.queries - used0)
+        if left < n or (stop and rho_lower_bound(best_c.value, _tolerance(cache, tau)) >= 1):
+            break
+        before = cache.queries
+        if target == "rho":
+            weights = _perron_weights(best_c.value)
+            u, v = weights.max(axis=1) + 0.05, weights.max(axis=0) + 0.05
+            weights = np.broadcast_to(v / v.max(), (n, n)).copy()
+            count = int(min(n, max(1, min(per_round, left) // (2 * n))))
+            rows = rng.choice(n, size=count, replace=False, p=u / u.sum())
+        else:
+            weights = 1.0 / np.maximum(best_c.value, 1e-3)
+            rows = rng.permutation(n)
+        np.fill_diagonal(weights, 0.0)
+        lam = max(1, min(per_round, left) // (n * len(rows)))
+        rows = rows[: max(1, min(len(rows), left // (n * lam)))]
+        owner = np.repeat(rows, lam)
+        ctx, reps = xr[owner].copy(), br[owner].copy()
+        mutate = np.ones(len(owner), dtype=bool)
+        first = np.arange(0, len(owner), lam)
+        mutate[first[~known[rows]]] = False  # a row's first star is its context as it is
+        m = np.minimum(n - 1, 1 + rng.poisson(0.5, size=len(owner)))
+        pick = rng.random((len(owner), n - 1)).argsort(axis=1).argsort(axis=1) < m[:, None]
+        pick &= mutate[:, None]
+        sites = others[owner][pick]
+        who = np.nonzero(pick)[0]
+        ctx[who, sites] = (ctx[who, sites] + rng.integers(1, q, size=len(who))) % q
+        redo = (rng.random(ctx.shape) < 0.25) & mutate[:, None]
+        reps[redo] = rng.integers(q, size=int(redo.sum()))
+        clash = reps == ctx
+        reps[clash] = (ctx[clash] + rng.integers(1, q, size=int(clash.sum()))) % q
+        grid = _star_grid(owner, ctx, reps)
+        grid.ids = cache.fetch(grid.states().reshape(-1, n), np.repeat(grid.sites, 2),
+                               batch_size).reshape(-1, 2, 1)
+        values = _evaluate(cache, grid, tau)
+        _harvest(grid, values, best_c, best_d)
+        stars = np.zeros((len(owner), n))
+        stars[np.arange(len(owner))[:, None], others[owner]] = values["tv_j"].reshape(-1, n - 1)
+        score = np.einsum("sj,sj->s", stars, weights[owner]).reshape(len(rows), lam)
+        best = score.argmax(axis=1)
+        pick_k = np.arange(len(rows)) * lam + best
+        current = np.where(known[rows], np.einsum("rj,rj->r", tvr[rows], weights[rows]), -np.inf)
+        take = score[np.arange(len(rows)), best] >= current
+        keep_rows, keep_k = rows[take], pick_k[take]
+        xr[keep_rows], br[keep_rows], tvr[keep_rows] = ctx[keep_k], reps[keep_k], stars[keep_k]
+        known[keep_rows] = True
+        stale[rows] = np.where(take, 0, stale[rows] + lam)
+        stuck = rows[stale[rows] > 2 * n]  # a fresh random context
+        xr[stuck] = rng.integers(q, size=(len(stuck), n))
+        br[stuck] = (xr[stuck] + rng.integers(1, q, size=(len(stuck), n))) % q
+        known[stuck], stale[stuck] = False, 0
+        rounds += 1
+        idle = idle + 1 if cache.queries == before else 0
+    return rounds
 
 
 def _walkers_per_round(target: str, budget: int, n: int, q: int) -> int:
@@ -535,7 +712,7 @@ def _walkers_per_round(target: str, budget: int, n: int, q: int) -> int:
     entries = n * (n - 1)
     if target == "entries":
         return entries
-    return int(min(entries, max(1, budget // (10 * 2 * q))))
+    return int(min(entries, max(1, budget // (10 * 2 * q), _MIN_ROUND * n // (2 * q))))
 
 
 def _choose(walkers: _Walkers, target: str, C: np.ndarray, per_round: int,
@@ -616,7 +793,7 @@ def _step(walkers: _Walkers, grid: _Grid, members: np.ndarray, forced: np.ndarra
     if grid.vals_k.shape[1] == 1:  # pair move: the best pair (a, b) at j
         tv = values["tv_j"][:, :, 0]
         p = _pick(tv, rng)
-        pa, pb = np.triu_indices(grid.vals_j.shape[1], 1)
+        pa, pb = _pairs(grid.vals_j.shape[1])
         walkers.x[members, walkers.j[members]] = grid.vals_j[rows, pa[p]]
         walkers.b[members] = grid.vals_j[rows, pb[p]]
     else:  # coordinate move: the best token at k for the pair (a, b)
@@ -641,7 +818,7 @@ def _result(tau: float, best_c: _Best, best_d: _Best, cache: ScoreCache, queries
         is_lower_bound=True, queries=int(queries), budget=int(budget), target=target,
         rounds=int(rounds), local_searches=int(local_searches),
         alpha_row=alpha_row(C), alpha_col=alpha_col(C), alpha_spectral=alpha_spectral(C),
-        spectral_radius=spectral_radius(C), tolerance=tol, rho_lower=rho_low,
+        spectral_radius=spectral_radius(C), tolerance=tol, rho_lower=float(rho_low),
         no_certificate=bool(rho_low >= 1.0),
     )
 
@@ -655,54 +832,79 @@ def search_influence_sweep(
     seed: SeedLike = 0,
     batch_size: int = 4096,
     target: str = "rho",
-    scan: float = 0.25,
+    scan: float = 0.1,
+    stars: float = 0.3,
     stop_at_no_certificate: bool = True,
+    focus: bool = True,
 ) -> list[InfluenceSearchResult]:
     """:func:`search_influence` at each temperature, warm-started, sharing one query memo.
 
     Scores are tau-free, so one :class:`ScoreCache` serves the whole sweep: each search
     re-reads every grid asked before (at no cost) and starts its walkers at the previous
-    temperature's witnesses. The total ``budget`` is split evenly over the temperatures left,
-    and what a search leaves unused (e.g. because ``stop_at_no_certificate`` ended it once
-    ``rho_lower >= 1``) goes to the next ones.
+    temperature's witnesses. The first temperature also pays for the scan (at least two
+    contexts, ``2 n^2`` queries), which serves them all; the rest of ``budget`` is split evenly
+    over the temperatures left, and what a search leaves unused (e.g. because
+    ``stop_at_no_certificate`` ended it once ``rho_lower >= 1``) goes to the next ones.
+
+    With ``focus`` (and ``stop_at_no_certificate``), sorted ``taus`` are searched for
+    ``tau_no_cert``: each temperature may spend all the budget left, until the first one where
+    ``rho_lower >= 1`` is not reached (the frontier); the temperatures after it only read the
+    memo (no query). The whole budget then goes where the threshold is decided.
 
     Parameters
     ----------
     model : ConditionalModel
     taus : sequence of float
-        Temperatures, searched in the order given.
+        Temperatures, searched in increasing order.
     budget : int
         Most rows sent to the model over the whole sweep.
-    starts, seed, batch_size, target, scan, stop_at_no_certificate
-        As in :func:`search_influence` (``scan`` at the first temperature only).
+    focus : bool
+        Spend the budget at the frontier (see above).
+    starts, seed, batch_size, target, scan, stars, stop_at_no_certificate
+        As in :func:`search_influence` (``scan`` and ``stars`` at the first temperature only:
+        the later ones start from the memo).
 
     Returns
     -------
     list of InfluenceSearchResult
-        One per temperature, in the order of ``taus``; ``queries`` are each search's own.
+        One per temperature, in increasing order; ``queries`` are each search's own.
 
     Raises
     ------
     InvalidParameterError
         If ``taus`` is empty or ``budget`` < 1 (and see :func:`search_influence`).
     """
-    taus = [check_tau(t) for t in taus]
+    taus = sorted(check_tau(t) for t in taus)
     if not taus:
         raise InvalidParameterError("taus is empty; pass at least one temperature")
     budget = check_positive_int(budget, "budget")
     cache = ScoreCache(model)
+    n = int(model.n)
     rng = np.random.default_rng(seed)
     results: list[InfluenceSearchResult] = []
     spent = 0
+    frontier = False  # a temperature where the search ended without rho_lower >= 1
     for k, tau in enumerate(taus):
-        share = (budget - spent) // (len(taus) - k)
+        left = budget - spent
+        if focus and stop_at_no_certificate:
+            share = 0 if frontier else left
+        else:
+            share = left // (len(taus) - k)
+        scan_k = scan
+        if k == 0:  # the first scan serves every temperature: it is paid for on top
+            cover = min(left, max(int(scan * budget), 2 * n * n))
+            if not (focus and stop_at_no_certificate):
+                share = cover + (left - cover) // len(taus)
+            scan_k = cover / max(share, 1)
         res = _search(
-            cache, tau, share, starts, None, rng, batch_size, target, scan,
+            cache, tau, share, starts, None, rng, batch_size, target, min(scan_k, 1.0),
             results[-1] if results else None, stop_at_no_certificate,
+            min(stars, 1.0 - min(scan_k, 1.0)),
         )
         spent += res.queries
         results.append(res)
+        frontier = frontier or not res.no_certificate
     return results
 
 
-__all__ = ["InfluenceSearchResult", "TARGETS", "search_influence", "search_influence_sweep"]
+__all__ = ["TARGETS", "InfluenceSearchResult", "search_influence", "search_influence_sweep"]

@@ -67,7 +67,7 @@ def rho_lower_bound(C: ArrayLike, tolerance: float = 0.0) -> float:
     pos = v > 0
     ratio = float(np.min((low @ v)[pos] / v[pos]))
     n = low.shape[0]
-    return max(0.0, ratio * (1.0 - 4.0 * (n + 2) * np.finfo(float).eps))
+    return float(max(0.0, ratio * (1.0 - 4.0 * (n + 2) * np.finfo(float).eps)))
 
 
 def tau_no_cert(results: Sequence[Any]) -> float | None:

@@ -46,8 +46,8 @@ class ScoreCache:
     """The scores of every (state, site) query asked through it, and how many rows it asked.
 
     Pass one cache to several searches (e.g. over a grid of temperatures): a query it has
-    answered costs nothing again. The search also records here the grids of queries it formed
-    (:attr:`grids`), so that a later search at another temperature re-reads them for free.
+    answered costs nothing again, and every pair of answered queries that differ at one site
+    is a free candidate for the influence at any temperature.
 
     Parameters
     ----------
@@ -57,8 +57,6 @@ class ScoreCache:
     ----------
     queries : int
         Rows sent to ``model.scores`` over the cache's life (each distinct query once).
-    grids : list
-        Query grids recorded by :func:`glauber.estimators.influence_search.search_influence`.
 
     Raises
     ------
@@ -79,9 +77,10 @@ class ScoreCache:
         self.model = check_model(model)
         self.n, self.q = int(model.n), int(model.q)
         self.queries = 0
-        self.grids: list = []
         self._index: dict[bytes, int] = {}
         self._chunks: list[Any] = []
+        self._states: list[np.ndarray] = []
+        self._sites: list[np.ndarray] = []
 
     def keys(self, states: np.ndarray, sites: np.ndarray) -> list[bytes]:
         """Hashable keys of queries: the site and the state with that site's token set to 0."""
@@ -128,6 +127,10 @@ class ScoreCache:
                     "non-finite scores; scores must be finite real numbers at every site"
                 )
             self._chunks.append(scores)
+            held = states[rows].copy()
+            held[np.arange(len(rows)), sites[rows]] = 0
+            self._states.append(held)
+            self._sites.append(sites[rows].copy())
             for r in rows.tolist():
                 self._index[keys[r]] = len(self._index)
             self.queries += len(rows)
@@ -138,6 +141,16 @@ class ScoreCache:
         if len(self._chunks) > 1:
             self._chunks = [concat(self._chunks)]
         return self._chunks[0][like(self._chunks[0], ids)]
+
+    def queries_asked(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every query answered so far, in row-id order: ``(states [N, n], sites [N])``, each
+        state with its queried site set to 0."""
+        if not self._states:
+            return np.zeros((0, self.n), dtype=np.int64), np.zeros(0, dtype=np.int64)
+        if len(self._states) > 1:
+            self._states = [np.concatenate(self._states)]
+            self._sites = [np.concatenate(self._sites)]
+        return self._states[0], self._sites[0]
 
     @property
     def dtype(self) -> str | None:

@@ -299,8 +299,8 @@ __all__ = [
     "RecheckReport",
     "Witness",
     "parse_witnesses",
-    "reduced_precision",
     "recheck_witnesses",
+    "reduced_precision",
     "witness_table",
     "witness_tolerance",
 ]

@@ -23,8 +23,15 @@ from glauber.estimators.witnesses import recheck_witnesses, witness_table
 from glauber.theory.contraction import spectral_radius
 from glauber.toy_models import ExactChain, IsingModel, PlantedBasinModel, PottsModel
 
-from ._reference import CountingModel, TorchModel, asym_ising, conditional, exact_influence
-from ._reference import raw_scores, table_model
+from ._reference import (
+    CountingModel,
+    TorchModel,
+    asym_ising,
+    conditional,
+    exact_influence,
+    raw_scores,
+    table_model,
+)
 
 
 def exhaustive_queries(n: int, q: int) -> int:
