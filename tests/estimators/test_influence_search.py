@@ -263,3 +263,49 @@ def test_sweep_shares_queries_across_temperatures():
             y[w.j] = w.replacement
             tv = 0.5 * np.abs(conditional(base, x, w.i, 1.0) - conditional(base, y, w.i, 1.0)).sum()
             assert results[1].C[w.i, w.j] >= tv - 1e-12
+
+
+def test_a_memo_of_every_query_gives_the_exact_supremum():
+    # Every (state, site) query answered: the memo-wide harvest compares every pair that
+    # differs at one site, which is Definition 2's supremum itself (no query left to ask).
+    model = table_model(4, 3, seed=21)
+    n, q = model.n, model.q
+    states = np.array(np.meshgrid(*[np.arange(q)] * n, indexing="ij")).reshape(n, -1).T
+    cache = ScoreCache(model)
+    for i in range(n):
+        cache.fetch(states, np.full(len(states), i), batch_size=1000)
+    assert cache.queries == n * q ** (n - 1)  # site i's own token is masked: one query each
+    C, D = exact_influence(model, 0.6)
+    res = search_influence(model, 0.6, budget=1, cache=cache)
+    assert res.queries == 0
+    np.testing.assert_allclose(res.C, C, atol=1e-12)
+    np.testing.assert_allclose(res.Delta, D, atol=1e-10)
+
+
+class Float32Torch(TorchModel):
+    """A toy answering in torch float32, as a masked LM does."""
+
+    def scores(self, states, sites):
+        return super().scores(states, sites).float()
+
+
+def test_float32_scores_get_the_float32_tolerance():
+    model = Float32Torch(table_model(5, 2, seed=3))
+    res = search_influence(model, 0.5, budget=300, seed=0)
+    assert res.tolerance == pytest.approx(2e-4)  # 1e-4 max(1, 1/tau)
+    report = recheck_witnesses(model, res.to_dict())
+    assert report.ok and report.tolerance_C == pytest.approx(2e-4)
+    assert res.rho_lower <= res.spectral_radius
+
+
+def test_non_finite_scores_are_a_typed_error():
+    from glauber.errors import NonFiniteScoresError
+
+    class Broken:  # a bare protocol model: nothing validates its scores but the search
+        n, q, vocab = 3, 2, (0, 1)
+
+        def scores(self, states, sites):
+            return np.full((len(states), 2), np.nan)
+
+    with pytest.raises(NonFiniteScoresError):
+        search_influence(Broken(), 1.0, budget=20)
