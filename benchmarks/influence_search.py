@@ -13,7 +13,9 @@ replacement and one replacement per site), measured in the same run:
 - the fraction of models whose ``rho(C) >= 0.95 rho(c)`` (target >= 90%);
 - the queries used, as a fraction of the budget.
 
-Ratios are search over sampling. Zero exact entries (e.g. non-neighbours in Ising/Potts) are
+Ratios are search over sampling (the better of its two settings). Sampling takes at least one
+context, so at the smallest budgets it may ask more than the budget (its ``queries`` say how
+many): the comparison then favours it. Zero exact entries (e.g. non-neighbours in Ising/Potts) are
 left out of the entry fraction: any method meets them. Note that 10% of exhaustive is, with
 the search's memo, about ``0.1 q (1 + (q - 1)(n - 1))`` times the number of distinct queries
 ``n q^(n - 1)``; a second budget row, 10% of the distinct queries, shows the search where it
