@@ -72,7 +72,7 @@ TARGETS = ("entries", "rho")
 #: Values closer than this count as ties (walkers pick among them at random).
 _TIE = 1e-6
 #: Least queries a round asks, in units of ``n`` (batches too small waste a masked LM's forward).
-_MIN_ROUND = 8
+_MIN_ROUND = 16
 #: Most floats one grid evaluation holds at once (pairs x vocabulary), per chunk of walkers.
 _CHUNK_FLOATS = 1 << 24
 

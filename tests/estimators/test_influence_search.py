@@ -85,6 +85,8 @@ def test_searched_entries_are_realised_lower_bounds(seed, nq, tau, budget, targe
     res = search_influence(model, tau, budget=budget, seed=seed, target=target)
     assert np.all(res.C <= C + 1e-12) and np.all(res.Delta <= D + 1e-10)
     assert res.is_lower_bound
+    # every pair offered to C is offered to Delta, so the sharp Lemma 6 holds between them
+    assert np.all(res.C <= np.tanh(res.Delta / (4 * tau)) + 1e-12)
     for w in res.witnesses:
         x = np.array(w.context)
         y = x.copy()
