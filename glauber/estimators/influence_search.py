@@ -98,15 +98,16 @@ class InfluenceSearchResult(JsonResult):
     budget : int
     target : str
     rounds, local_searches : int
-        Batched rounds run, and walker starts (restarts included).
+        Batched rounds of the walkers, and walker starts (restarts included).
     alpha_row, alpha_col, alpha_spectral, spectral_radius : float
         Of ``C`` (see :mod:`glauber.theory.contraction`): lower bounds on those of Definition
         2's matrix (each is monotone in the entries of a non-negative matrix).
     tolerance : float
         Rounding allowance of a rechecked TV (:func:`witness_tolerance` of the scores' dtype).
     rho_lower : float
-        Spectral radius of ``max(C - tolerance, 0)``: a lower bound on ``rho(c(tau))`` that
-        survives rounding (:func:`glauber.estimators.influence_threshold.rho_lower_bound`).
+        A lower bound on the spectral radius of ``max(C - tolerance, 0)``, hence on
+        ``rho(c(tau))``, that survives rounding
+        (:func:`glauber.estimators.influence_threshold.rho_lower_bound`).
     no_certificate : bool
         ``rho_lower >= 1``: no Theorem 5 certificate (row, column, spectral or matrix power)
         can hold at this ``tau`` (rigorous: each needs ``rho(c(tau)) < 1``).
