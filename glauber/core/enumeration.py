@@ -15,6 +15,9 @@ from glauber.errors import (
     VocabularyError,
 )
 
+#: Default ceiling of :func:`all_states` (2**24 states: 128 MiB per site column in int64).
+ENUMERATION_LIMIT = 2**24
+
 
 def check_state_space(n: int, q: int, max_states: int) -> int:
     """Return ``q**n`` if it is at most ``max_states``.
@@ -54,28 +57,29 @@ def radix_weights(n: int, q: int) -> np.ndarray:
     return q ** np.arange(n - 1, -1, -1, dtype=np.int64)
 
 
-def all_states(n: int, q: int, max_states: int | None = None) -> np.ndarray:
+def all_states(n: int, q: int, max_states: int = ENUMERATION_LIMIT) -> np.ndarray:
     """All ``q**n`` states as an int64 array ``[q**n, n]`` in mixed-radix (lexicographic) order.
 
     Parameters
     ----------
     n, q : int
-        Number of sites and vocabulary size.
-    max_states : int, optional
+        Number of sites and vocabulary size (Python or numpy integers: the count is formed in
+        Python integers, so it never wraps around).
+    max_states : int
         Refuse to enumerate more states than this (see :func:`check_state_space`).
 
     Raises
     ------
     StateSpaceTooLargeError
-        If ``max_states`` is given and ``q**n > max_states``.
+        If ``q**n > max_states``.
 
     Examples
     --------
     >>> all_states(2, 2).tolist()
     [[0, 0], [0, 1], [1, 0], [1, 1]]
     """
-    if max_states is not None:
-        check_state_space(n, q, max_states)
+    n, q = int(n), int(q)
+    check_state_space(n, q, max_states)
     index = np.arange(q**n, dtype=np.int64)
     return (index[:, None] // radix_weights(n, q)[None, :]) % q
 
@@ -114,6 +118,7 @@ def neighbour_indices(n: int, q: int) -> np.ndarray:
 __all__ = [
     "all_states",
     "check_state_space",
+    "ENUMERATION_LIMIT",
     "neighbour_indices",
     "radix_weights",
     "state_index",

@@ -7,7 +7,9 @@ enters); every estimator batches its (state, site) queries into as few :meth:`sc
 
 - :func:`rectangle_test`, :func:`arnold_press_statistic`: incompatibility (Proposition 4);
 - :func:`influence`: influence and oscillation matrices (Definition 2, Lemma 6) with the
-  corrected Theorem 5 certificates;
+  corrected Theorem 5 certificates; :func:`search_influence` searches for their suprema, every
+  entry realised by a :class:`Witness` (:func:`recheck_witnesses` re-evaluates them), and
+  :func:`rho_lower_bound` / :func:`tau_no_cert` say where no certificate can exist;
 - :func:`margins`, :func:`escape_probability`: margins, traps, Assumption 1 / Theorem 8;
 - :func:`drift`: Section 5.4, as printed and corrected;
 - :func:`glauber_chains`, :func:`coupling_time`, :func:`maximal_coupling_step`: the sampler and
@@ -31,6 +33,12 @@ from glauber.estimators.coupling import (
 from glauber.estimators.drift import DriftResult, drift
 from glauber.estimators.escape import Basin, EscapeResult, escape_probability
 from glauber.estimators.influence import InfluenceResult, influence
+from glauber.estimators.influence_search import (
+    InfluenceSearchResult,
+    search_influence,
+    search_influence_sweep,
+)
+from glauber.estimators.influence_threshold import rho_lower_bound, tau_no_cert
 from glauber.estimators.margins import MarginsResult, margins
 from glauber.estimators.rectangle import (
     ArnoldPressResult,
@@ -40,6 +48,7 @@ from glauber.estimators.rectangle import (
     rectangle_test,
 )
 from glauber.estimators.sampler import ChainsResult, glauber_chains
+from glauber.estimators.witnesses import RecheckReport, Witness, recheck_witnesses
 
 __all__ = [
     "ArnoldPressResult",
@@ -49,7 +58,9 @@ __all__ = [
     "DriftResult",
     "EscapeResult",
     "InfluenceResult",
+    "InfluenceSearchResult",
     "MarginsResult",
+    "RecheckReport",
     "RectangleTestResult",
     "Rectangles",
     "arnold_press_statistic",
@@ -60,8 +71,14 @@ __all__ = [
     "influence",
     "margins",
     "maximal_coupling_step",
+    "recheck_witnesses",
     "rectangle_test",
     "restrict",
+    "rho_lower_bound",
+    "search_influence",
+    "search_influence_sweep",
+    "tau_no_cert",
+    "Witness",
     "RestrictedModel",
 ]
 

@@ -24,6 +24,9 @@ from glauber.core.arrays import to_numpy
 from glauber.core.conditionals import enumerable
 from glauber.core.io import atomic_write_text
 from glauber.estimators.influence import influence
+from glauber.estimators.influence_search import search_influence_sweep
+from glauber.estimators.influence_threshold import rho_lower_bound, tau_no_cert
+from glauber.estimators.witnesses import witness_tolerance
 from glauber.experiments.checkpoint import ResultsLog, dumps
 from glauber.experiments.common import (
     context_states,
@@ -95,10 +98,36 @@ def alpha_cell(cell: dict) -> dict:
             "exact_tmix": exact_tmix(base, tau) if cell["exact"] else None,
         })
         delta = res.Delta
+        sampled_C = res.C
+        rows[-1]["rho_lower"] = rho_lower_bound(
+            sampled_C, witness_tolerance("float64" if exhaustive else "float32", tau))
     tau7 = float(np.max(delta.sum(axis=1))) / 4.0  # Corollary 7: max_i sum_j Delta_ij < 4 tau
-    return {"model": cell["model"], "n": int(base.n), "q": int(base.q), "rows": rows,
-            "exhaustive": bool(exhaustive), "corollary7_tau": tau7,
-            "thresholds": certificate_thresholds(rows), "score_cache_hits": model.hits}
+    out = {"model": cell["model"], "n": int(base.n), "q": int(base.q), "rows": rows,
+           "exhaustive": bool(exhaustive), "corollary7_tau": tau7,
+           "thresholds": certificate_thresholds(rows), "score_cache_hits": model.hits}
+    if cell.get("search_budget"):
+        out["tau_no_cert"] = no_certificate_thresholds(base, cell, rows, exhaustive, contexts)
+    return out
+
+
+def no_certificate_thresholds(base: Any, cell: dict, rows: list[dict], exhaustive: bool,
+                              contexts: Any) -> dict[str, float | None]:
+    """The largest grid ``tau`` at which no Theorem 5 certificate can exist, by each method.
+
+    ``rho(C) >= 1`` for a matrix of realised values (less rounding) proves it (Perron–Frobenius;
+    :mod:`glauber.estimators.influence_threshold`). ``"sampled"``: from the sampled ``C`` of
+    the rows; ``"search"``: from :func:`search_influence_sweep` with ``cell["search_budget"]``
+    queries over the grid (warm-started, one query memo; its spectral radii are added to the
+    rows); ``"exact"``: from the enumerated ``C`` of a toy (then the other two equal it).
+    """
+    sampled = max((r["tau"] for r in rows if r["rho_lower"] >= 1.0), default=None)
+    if exhaustive:
+        return {"exact": sampled, "sampled": sampled, "search": sampled}
+    sweep = search_influence_sweep(base, cell["taus"], budget=cell["search_budget"],
+                                   starts=contexts, seed=cell["seed"])
+    for r, res in zip(rows, sweep):
+        r["search_spectral_radius"], r["search_rho_lower"] = res.spectral_radius, res.rho_lower
+    return {"exact": None, "sampled": sampled, "search": tau_no_cert(sweep)}
 
 
 def certificate_thresholds(rows: Sequence[dict]) -> dict[str, float | None]:
@@ -138,6 +167,7 @@ def alpha_curve(
     exact: bool = True,
     progress: bool = True,
     command: str | None = None,
+    search_budget: int = 0,
 ) -> dict:
     """Run (or resume) the alpha curve; write ``alpha_curve.{jsonl,csv,json,png}`` in ``out``.
 
@@ -156,6 +186,9 @@ def alpha_curve(
     seed : int
     eps : float
         Target distance of the certificates.
+    search_budget : int
+        When > 0, also search the influence over the grid with this many model queries in all
+        and report ``tau_no_cert`` (see :func:`no_certificate_thresholds`).
 
     Returns
     -------
@@ -173,6 +206,8 @@ def alpha_curve(
     config = {"experiment": "alpha-curve", "model": model, "taus": tau_list, "n": n,
               "contexts": contexts, "replacements": replacements, "seed": int(seed),
               "eps": float(eps), "max_states": int(max_states), "exact": bool(exact)}
+    if search_budget:
+        config["search_budget"] = positive_budget(search_budget, "search_budget")
     out = Path(out)
     log = ResultsLog(out / "alpha_curve.jsonl", config, command)
     cell = dict(config, key=model, device=device)
@@ -219,4 +254,4 @@ def plot_alpha_curve(result: dict, path: str | os.PathLike[str]) -> None:
 
 
 __all__ = ["COLUMNS", "CachedScores", "alpha_cell", "alpha_curve", "certificate_thresholds",
-           "plot_alpha_curve"]
+           "no_certificate_thresholds", "plot_alpha_curve"]

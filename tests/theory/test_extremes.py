@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from glauber.core.enumeration import all_states
 from glauber.errors import (
     ConvergenceError,
     InvalidParameterError,
@@ -25,7 +26,6 @@ from glauber.errors import (
     SequenceLengthError,
     StateSpaceTooLargeError,
 )
-from glauber.estimators.influence import all_states
 from glauber.theory import (
     bottleneck_distance_lower_bound,
     bottleneck_tmix_lower_bound,
