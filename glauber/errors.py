@@ -68,6 +68,23 @@ class FrozenSitesError(GlauberInputError):
     """Frozen positions cover every site, leaving nothing to resample."""
 
 
+class BoundEvaluationError(GlauberInputError):
+    """A bound (or exact value) under test raised, returned NaN, or returned a non-number.
+
+    Attributes
+    ----------
+    spec : object
+        The specification of the model it failed on (``glauber.testing.ModelSpec``), or None.
+    tau : float or None
+        The temperature it failed at.
+    """
+
+    def __init__(self, message: str, spec: object = None, tau: float | None = None) -> None:
+        super().__init__(message)
+        self.spec = spec
+        self.tau = tau
+
+
 class ResumeMismatchError(GlauberError):
     """A checkpoint was written by a different command line, model or seed."""
 
@@ -93,6 +110,7 @@ __all__ = [
     "NonPositiveConditionalError",
     "StateSpaceTooLargeError",
     "BasinError",
+    "BoundEvaluationError",
     "UnknownModelError",
     "DeviceUnavailableError",
     "FrozenSitesError",
