@@ -68,7 +68,8 @@ def run(args: argparse.Namespace) -> int:
     statements = select_statements(args.statement)
     battery = build_battery(seed=args.seed, quick=args.quick)
     if args.examples is not None:
-        from glauber.verification.random_battery import build_random_battery  # needs Hypothesis
+        import glauber.testing  # noqa: F401  (without the test extra: MissingDependencyError)
+        from glauber.verification.random_battery import build_random_battery
 
         battery += build_random_battery(args.examples, seed=args.seed)
     outcomes = run_statements(statements, battery, progress=True, jobs=args.jobs)

@@ -38,6 +38,7 @@ from glauber.testing.strategies import (  # noqa: E402
     models,
     sample,
     state_pairs,
+    states,
     temperatures,
 )
 
@@ -63,6 +64,7 @@ __all__ = [
     "rational_transition_matrices",
     "sample",
     "state_pairs",
+    "states",
     "temperatures",
     "transition_matrices",
 ]

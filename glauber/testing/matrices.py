@@ -13,6 +13,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from glauber.errors import InvalidParameterError
+from glauber.testing.arguments import check_choice, check_range, check_sizes
 from glauber.testing.families import floats_in
 
 #: Fill patterns of :func:`transition_matrices`.
@@ -35,13 +36,10 @@ def influence_matrices(min_sites: int = 1, max_sites: int = 6, max_rho: float = 
     InvalidParameterError
         If the sizes, ``max_rho`` or ``density`` are out of range.
     """
-    if not 1 <= min_sites <= max_sites:
-        raise InvalidParameterError(f"need 1 <= min_sites <= max_sites, got {min_sites}, "
-                                    f"{max_sites}")
-    if not 0.0 <= max_rho < np.inf:
-        raise InvalidParameterError(f"max_rho must be a finite number >= 0, got {max_rho!r}")
-    if not 0.0 <= density[0] <= density[1] <= 1.0:
-        raise InvalidParameterError(f"density must satisfy 0 <= lo <= hi <= 1, got {density!r}")
+    check_sizes(min_sites, max_sites, 1, "min_sites, max_sites")
+    check_range((0.0, max_rho), "(0, max_rho)", lowest=0.0)
+    if check_range(density, "density", lowest=0.0)[1] > 1.0:
+        raise InvalidParameterError(f"density must lie in [0, 1], got {density!r}")
 
     @st.composite
     def draw(draw: st.DrawFn) -> np.ndarray:
@@ -71,14 +69,9 @@ def transition_matrices(min_states: int = 2, max_states: int = 300,
     InvalidParameterError
         If the sizes, ``spread`` or ``patterns`` are out of range.
     """
-    if not 2 <= min_states <= max_states:
-        raise InvalidParameterError(f"need 2 <= min_states <= max_states, got {min_states}, "
-                                    f"{max_states}")
-    if not 0.0 <= spread[0] <= spread[1] < np.inf:
-        raise InvalidParameterError(f"spread must satisfy 0 <= lo <= hi, got {spread!r}")
-    patterns = tuple(patterns)
-    if not patterns or set(patterns) - set(PATTERNS):
-        raise InvalidParameterError(f"patterns must be a non-empty subset of {PATTERNS}")
+    check_sizes(min_states, max_states, 2, "min_states, max_states")
+    check_range(spread, "spread", lowest=0.0)
+    patterns = check_choice(patterns, PATTERNS, "patterns")
 
     @st.composite
     def draw(draw: st.DrawFn) -> np.ndarray:
@@ -117,11 +110,8 @@ def rational_transition_matrices(min_states: int = 1, max_states: int = 7,
 
     A row is ``w / sum(w)`` with ``w`` in ``1..max_weight``: an exact reference for solvers.
     """
-    if not 1 <= min_states <= max_states or max_weight < 1:
-        raise InvalidParameterError(
-            f"need 1 <= min_states <= max_states and max_weight >= 1, got {min_states}, "
-            f"{max_states}, {max_weight}"
-        )
+    check_sizes(min_states, max_states, 1, "min_states, max_states")
+    check_sizes(1, max_weight, 1, "1, max_weight")
 
     @st.composite
     def draw(draw: st.DrawFn) -> list[list[Fraction]]:

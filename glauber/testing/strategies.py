@@ -17,6 +17,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 from glauber.errors import InvalidParameterError, InvalidProbabilityError, InvalidTemperatureError
+from glauber.testing.arguments import check_choice, check_range, check_sizes
 from glauber.testing.families import (
     FAMILIES,
     GRAPH_KINDS,
@@ -36,17 +37,6 @@ from glauber.verification.instances import Basin, CountBasin
 BASIN_KINDS = ("count", "state", "random")
 
 FamilyChoice = str | Sequence[str] | Mapping[str, Mapping[str, Any]] | None
-
-
-def _check_range(value: Any, name: str) -> tuple[float, float]:
-    try:
-        lo, hi = (float(v) for v in value)
-    except (TypeError, ValueError) as exc:
-        raise InvalidParameterError(f"{name} must be a pair (lo, hi) of numbers, got {value!r}") \
-            from exc
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo <= hi):
-        raise InvalidParameterError(f"{name} must be finite with lo <= hi, got {value!r}")
-    return lo, hi
 
 
 def _family_options(family: Family, given: Mapping[str, Any]) -> dict[str, Any]:
@@ -71,14 +61,9 @@ def _family_options(family: Family, given: Mapping[str, Any]) -> dict[str, Any]:
                 raise InvalidParameterError(f"{name} must be a number >= 0, got {value!r}")
             value = float(value)
         elif isinstance(default[0], str):
-            value = tuple(value) if not isinstance(value, str) else (value,)
-            unknown = sorted(set(value) - set(default))
-            if not value or unknown:
-                raise InvalidParameterError(
-                    f"{name} must be a non-empty subset of {default}, got {value!r}"
-                )
+            value = check_choice(value, default, name)
         else:
-            value = _check_range(value, name)
+            value = check_range(value, name)
         options[key] = value
     return options
 
@@ -109,11 +94,11 @@ def _select_families(families: FamilyChoice) -> list[tuple[Family, dict[str, Any
 
 
 def _sizes(family: Family, max_states: int, min_sites: int, max_sites: int | None,
-           max_q: int | None) -> tuple[int, list[int]]:
+           min_q: int, max_q: int | None) -> tuple[int, list[int]]:
     """``(n_min, feasible q values)`` of a family under the limits."""
     n_min = max(min_sites, family.min_sites)
     q_top = min(v for v in (family.max_q, max_q, max_states) if v is not None)
-    qs = [q for q in range(2, q_top + 1) if q**n_min <= max_states]
+    qs = [q for q in range(max(2, min_q), q_top + 1) if q**n_min <= max_states]
     if max_sites is not None and max_sites < n_min:
         qs = []
     return n_min, qs
@@ -121,10 +106,10 @@ def _sizes(family: Family, max_states: int, min_sites: int, max_sites: int | Non
 
 def model_specs(max_states: int = 256, compatible: bool | None = None,
                 families: FamilyChoice = None, *, min_sites: int = 2,
-                max_sites: int | None = None, max_q: int | None = None,
+                max_sites: int | None = None, min_q: int = 2, max_q: int | None = None,
                 ) -> st.SearchStrategy[ModelSpec]:
     """Strategy of :class:`ModelSpec` (see :func:`models`, which builds them)."""
-    for value, name in ((max_states, "max_states"), (min_sites, "min_sites")):
+    for value, name in ((max_states, "max_states"), (min_sites, "min_sites"), (min_q, "min_q")):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
             raise InvalidParameterError(f"{name} must be an integer >= 1, got {value!r}")
     for value, name in ((max_sites, "max_sites"), (max_q, "max_q")):
@@ -140,14 +125,18 @@ def model_specs(max_states: int = 256, compatible: bool | None = None,
         if compatible is not None and verdict is not None and verdict != compatible:
             reasons.append(f"{family.name} is {'in' if compatible else ''}compatible")
             continue
-        n_min, qs = _sizes(family, max_states, min_sites, max_sites, max_q)
+        n_min, qs = _sizes(family, max_states, min_sites, max_sites, min_q, max_q)
         if not qs:
-            reasons.append(f"{family.name} needs at least 2**{n_min} = {2**n_min} states")
+            q_min = max(2, min_q)
+            reasons.append(f"{family.name} needs at least {q_min}**{n_min} = {q_min**n_min} "
+                           f"states" + (f" and allows q <= {family.max_q}" if family.max_q else ""))
             if explicit:
                 raise InvalidParameterError(
-                    f"max_states={max_states} (max_sites={max_sites}, max_q={max_q}) leaves no "
-                    f"model of family {family.name!r}: it needs n >= {n_min} sites, so at "
-                    f"least 2**{n_min} = {2**n_min} states; raise max_states or lower min_sites"
+                    f"max_states={max_states} (max_sites={max_sites}, min_q={min_q}, "
+                    f"max_q={max_q}) leaves no model of family {family.name!r}: it needs "
+                    f"n >= {n_min} sites, so at least {q_min}**{n_min} = {q_min**n_min} states"
+                    + (f", and has q <= {family.max_q}" if family.max_q else "")
+                    + "; raise max_states or relax the size limits"
                 )
             continue
         usable.append((family, options, n_min, qs, verdict))
@@ -171,8 +160,8 @@ def model_specs(max_states: int = 256, compatible: bool | None = None,
 
 
 def models(max_states: int = 256, compatible: bool | None = None, families: FamilyChoice = None,
-           *, min_sites: int = 2, max_sites: int | None = None, max_q: int | None = None,
-           ) -> st.SearchStrategy[ToyModel]:
+           *, min_sites: int = 2, max_sites: int | None = None, min_q: int = 2,
+           max_q: int | None = None) -> st.SearchStrategy[ToyModel]:
     """Strategy of small toy models from every family, each carrying its ``spec``.
 
     Parameters
@@ -189,8 +178,8 @@ def models(max_states: int = 256, compatible: bool | None = None, families: Fami
         (each family's options and defaults are in ``FAMILIES[name].defaults``).
     min_sites : int, default 2
         Fewest sites (1 allows single-site chains, which many bounds treat as degenerate).
-    max_sites, max_q : int, optional
-        Further size limits.
+    max_sites, min_q, max_q : int, optional
+        Further size limits (the spin families have ``q = 2`` only).
 
     Returns
     -------
@@ -211,10 +200,10 @@ def models(max_states: int = 256, compatible: bool | None = None, families: Fami
     ['curie-weiss', 'curie-weiss']
     """
     strategy = model_specs(max_states, compatible, families, min_sites=min_sites,
-                           max_sites=max_sites, max_q=max_q).map(ModelSpec.build)
+                           max_sites=max_sites, min_q=min_q, max_q=max_q).map(ModelSpec.build)
     strategy.glauber_models_args = dict(max_states=max_states, compatible=compatible,
                                         families=families, min_sites=min_sites,
-                                        max_sites=max_sites, max_q=max_q)
+                                        max_sites=max_sites, min_q=min_q, max_q=max_q)
     return strategy
 
 
@@ -321,9 +310,7 @@ def basins(model: Any, kinds: Iterable[str] = BASIN_KINDS, *, token: int | None 
         If a kind is unknown, ``token`` is out of range or ``min_fraction`` not in [0, 1).
     """
     n, q = int(model.n), int(model.q)
-    kinds = tuple(kinds)
-    if not kinds or set(kinds) - set(BASIN_KINDS):
-        raise InvalidParameterError(f"kinds must be a non-empty subset of {BASIN_KINDS}")
+    kinds = check_choice(kinds, BASIN_KINDS, "kinds")
     if token is not None and not 0 <= token < q:
         raise InvalidParameterError(f"token must lie in 0..{q - 1}, got {token!r}")
     if not 0.0 <= min_fraction < 1.0:
@@ -346,6 +333,12 @@ def basins(model: Any, kinds: Iterable[str] = BASIN_KINDS, *, token: int | None 
         return Basin(f"random(seed={seed},p={p!r})", mask)
 
     return draw_basin()
+
+
+def states(model: Any) -> st.SearchStrategy[int]:
+    """Strategy of state indices of ``model`` (mixed radix, site 0 most significant; the state
+    itself is ``glauber.toy_models.enumeration.all_states(n, q)[index]``), shrinking to 0."""
+    return st.integers(0, int(model.q) ** int(model.n) - 1)
 
 
 def state_pairs(model: Any, adjacent: bool = False) -> st.SearchStrategy[tuple[int, int]]:
@@ -375,12 +368,8 @@ def state_pairs(model: Any, adjacent: bool = False) -> st.SearchStrategy[tuple[i
 def graphs(min_nodes: int = 1, max_nodes: int = 8,
            kinds: Sequence[str] = GRAPH_KINDS) -> st.SearchStrategy[nx.Graph]:
     """Strategy of simple graphs on ``0..n-1``: random edges, path, cycle, star, complete, grid."""
-    if not 1 <= min_nodes <= max_nodes:
-        raise InvalidParameterError(f"need 1 <= min_nodes <= max_nodes, got {min_nodes}, "
-                                    f"{max_nodes}")
-    kinds = tuple(kinds)
-    if not kinds or set(kinds) - set(GRAPH_KINDS):
-        raise InvalidParameterError(f"kinds must be a non-empty subset of {GRAPH_KINDS}")
+    check_sizes(min_nodes, max_nodes, 1, "min_nodes, max_nodes")
+    kinds = check_choice(kinds, GRAPH_KINDS, "kinds")
 
     @st.composite
     def draw_graph(draw: st.DrawFn) -> nx.Graph:
@@ -395,7 +384,7 @@ def graphs(min_nodes: int = 1, max_nodes: int = 8,
 
 def couplings(max_abs: float = 2.0) -> st.SearchStrategy[float]:
     """Couplings or fields in ``[-max_abs, max_abs]``, shrinking towards 0."""
-    return floats_in(_check_range((-max_abs, max_abs), "(-max_abs, max_abs)"))
+    return floats_in(check_range((-max_abs, max_abs), "(-max_abs, max_abs)"))
 
 
 def coupling_matrices(n: int, max_abs: float = 2.0,
@@ -448,5 +437,6 @@ __all__ = [
     "models",
     "sample",
     "state_pairs",
+    "states",
     "temperatures",
 ]

@@ -8,9 +8,13 @@ Dobrushin's influences, cycles for Levin–Peres–Wilmer Theorem 15.5), ``N`` m
 scale of its own interactions, ``tau = f * tau_7`` with Corollary 7's threshold
 ``tau_7 = max_i sum_j Delta_ij / 4``: a high one (``f`` in [1.05, 4], where Corollary 7,
 Theorem 5 and Dobrushin's hypotheses hold) and a low one (``f`` in [0.35, 1], where the basin
-statements bite). A model without interactions (``tau_7 = 0``) runs at ``f`` itself, and no
+statements bite). A model without interactions (``tau_7 = 0``) runs at ``f`` itself. No
 temperature goes below ``1/30`` of the model's largest score difference (so no conditional falls
-below ``e^-30``: weak couplings beside strong fields would otherwise give a tiny ``tau_7``).
+below ``e^-30``) nor below ``1e-4`` times its largest score (so the rounding of a score, about
+``1e-16`` of it, stays below ``1e-12`` once divided by ``tau``): weak couplings beside strong
+fields would otherwise give a tiny ``tau_7``, where exact checks lose their precision (a Potts
+chain with couplings ``1e-9`` and fields ``1.8`` at ``tau = 3e-9`` failed Theorem 3's ``1e-9``
+tolerance by rounding alone).
 
 Needs Hypothesis (the ``test`` extra).
 """
@@ -37,6 +41,8 @@ MAX_STATES = 128
 HIGH, LOW = (1.05, 4.0), (0.35, 1.0)
 #: ``tau >= (largest score difference) / SPREAD``: no conditional below ``e^-SPREAD``.
 SPREAD = 30.0
+#: ``tau >= (largest |score|) / MAGNITUDE``: rounding in ``s / tau`` stays below ~1e-12.
+MAGNITUDE = 1e4
 
 _TEXTBOOK = {"coupling_modes": ("uniform",), "coupling": (0.1, 2.0), "field_modes": ("zero",)}
 
@@ -100,7 +106,8 @@ def _instances(d: RandomDraw, index: int) -> Iterator[ChainInstance]:
     chain = ExactChain(model, 1.0)
     threshold = float(chain.oscillation_matrix().sum(axis=1).max()) / 4.0
     scores = chain.scores()
-    floor = float((scores.max(axis=-1) - scores.min(axis=-1)).max()) / SPREAD
+    spread = float((scores.max(axis=-1) - scores.min(axis=-1)).max())
+    floor = max(spread / SPREAD, float(np.abs(scores).max()) / MAGNITUDE)
     log_weight = getattr(model, "log_weight", None) if d.spec.compatible else None
     data = _ising_data(model, d.spec)
     found = d.basins + perfect_trap(model)
@@ -131,5 +138,5 @@ def build_random_battery(examples: int, seed: int = 0) -> list[ChainInstance]:
     return out
 
 
-__all__ = ["GROUPS", "HIGH", "LOW", "MAX_STATES", "RandomDraw", "SPREAD",
+__all__ = ["GROUPS", "HIGH", "LOW", "MAGNITUDE", "MAX_STATES", "RandomDraw", "SPREAD",
            "build_random_battery"]
