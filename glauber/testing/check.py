@@ -28,7 +28,7 @@ from glauber.errors import (
     NonPositiveConditionalError,
 )
 from glauber.testing.reproducer import reproducer_source
-from glauber.testing.runs import run_settings, storage_outside_cwd
+from glauber.testing.runs import isolated_run, run_settings
 from glauber.testing.spec import ModelSpec
 from glauber.testing.strategies import fewer_states, temperatures
 from glauber.testing.strategies import models as default_models
@@ -335,7 +335,7 @@ def check_bound(bound: BoundFn, exact: BoundFn, *, kind: Kind = "upper",
     record = _Record()
     run = _Run(bound, exact, kind, float(tolerance), float(atol), int(max_examples),
                int(seed), _database(database), tau_strategy, record)
-    with storage_outside_cwd():
+    with isolated_run():
         failure = run(model_strategy)
         for _ in range(refine):
             if failure is None or failure.outcome.spec is None:

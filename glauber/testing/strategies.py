@@ -27,7 +27,7 @@ from glauber.testing.families import (
     floats_in,
     largest_n,
 )
-from glauber.testing.runs import run_settings, storage_outside_cwd
+from glauber.testing.runs import isolated_run, run_settings
 from glauber.testing.spec import ModelSpec
 from glauber.toy_models.base import ToyModel
 from glauber.toy_models.enumeration import all_states, radix_weights
@@ -420,7 +420,7 @@ def sample(strategy: st.SearchStrategy, count: int, seed: int = 0) -> list:
     def collect(value: Any) -> None:
         out.append(value)
 
-    with storage_outside_cwd():
+    with isolated_run():
         collect()
     return out
 

@@ -296,3 +296,17 @@ def test_importing_without_hypothesis_names_the_test_extra():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert "typed:" in out.stdout and "glauber[test]" in out.stdout
+
+
+def test_same_seed_same_draws_whatever_local_modules_are_loaded(tmp_path, monkeypatch):
+    # Hypothesis mixes constants of local modules (files under the cwd) into its draws; sample()
+    # and check_bound() switch that off, so loading a module full of constants changes nothing.
+    monkeypatch.chdir(tmp_path)
+    before = sample(model_specs(64), 40, seed=11)
+    (tmp_path / "many_constants.py").write_text(
+        "".join(f"C{k} = {0.1234567 * (k + 1)!r}\nN{k} = {7 * k + 3}\n" for k in range(300))
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    __import__("many_constants")
+    assert sample(model_specs(64), 40, seed=11) == before
+    assert list(tmp_path.iterdir()) == [tmp_path / "many_constants.py"]
