@@ -127,15 +127,18 @@ class BoundReport:
 
     def __str__(self) -> str:
         tight = "exact/bound" if self.kind == "upper" else "bound/exact"
-        fmt = lambda v: "-" if v is None else f"{v:.4g}"  # noqa: E731
         head = (f"{self.kind} bound {'holds' if self.holds else 'FAILS'}: {self.evaluated} of "
                 f"{self.examples} examples evaluated ({self.not_applicable} not applicable, "
                 f"{self.numerical_limit} at numerical limits), worst slack "
-                f"{fmt(self.worst_slack)}, median tightness {fmt(self.median_tightness)} "
+                f"{_short(self.worst_slack)}, median tightness {_short(self.median_tightness)} "
                 f"{tight}, seed {self.seed}")
         if self.counterexample is None:
             return head
         return f"{head}\ncounterexample: {self.counterexample}\n{self.reproducer}"
+
+
+def _short(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4g}"
 
 
 @dataclass
