@@ -76,6 +76,23 @@ class OutputPathError(GlauberInputError):
     """An output path cannot be written: not a regular file, read-only, or in a missing folder."""
 
 
+class BoundEvaluationError(GlauberInputError):
+    """A bound (or exact value) under test raised, returned NaN, or returned a non-number.
+
+    Attributes
+    ----------
+    spec : object
+        The specification of the model it failed on (``glauber.testing.ModelSpec``), or None.
+    tau : float or None
+        The temperature it failed at.
+    """
+
+    def __init__(self, message: str, spec: object = None, tau: float | None = None) -> None:
+        super().__init__(message)
+        self.spec = spec
+        self.tau = tau
+
+
 class ResumeMismatchError(GlauberError):
     """A checkpoint was written by a different command line, model or seed."""
 
@@ -119,6 +136,7 @@ __all__ = [
     "NonPositiveConditionalError",
     "StateSpaceTooLargeError",
     "BasinError",
+    "BoundEvaluationError",
     "UnknownModelError",
     "DeviceUnavailableError",
     "FrozenSitesError",

@@ -17,6 +17,40 @@ import scipy.sparse.linalg as spla
 from glauber.core.validation import check_nonnegative_int
 from glauber.errors import BasinError, InvalidParameterError, StateSpaceTooLargeError
 
+
+@dataclass(frozen=True)
+class CountBasin:
+    """``B = {x : #{i : x_i = token} >= threshold}`` and its Section 5.4 band.
+
+    Attributes
+    ----------
+    token : int
+        The counted token.
+    threshold : int
+        ``b``: the basin is ``X >= b``; its boundary level is ``X = b``.
+    band_low : int
+        ``a < b``: the corrected certificate bounds ``P(X_t <= a for some t <= horizon)``.
+    horizon : int
+        ``T``, the time horizon of the band certificate.
+    """
+
+    token: int
+    threshold: int
+    band_low: int
+    horizon: int
+
+
+@dataclass(frozen=True)
+class NamedMask:
+    """A named set of states of an exact chain (a boolean mask over its states; the basin
+    predicate of the estimators is :data:`glauber.estimators.Basin`) and, for count basins, the
+    count data."""
+
+    name: str
+    mask: np.ndarray
+    count: CountBasin | None = None
+
+
 #: :func:`bottleneck` enumerates all ``2**S - 2`` proper subsets only up to this many states.
 BOTTLENECK_MAX_STATES = 16
 
@@ -301,8 +335,10 @@ __all__ = [
     "BOTTLENECK_MAX_STATES",
     "check_mask",
     "conductance",
+    "CountBasin",
     "escape_probabilities",
     "expected_hitting_times",
     "hitting_probability_within",
     "log_conductance",
+    "NamedMask",
 ]

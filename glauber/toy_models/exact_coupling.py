@@ -113,8 +113,61 @@ def worst_adjacent_pair(conditionals: np.ndarray) -> WorstAdjacentPair:
     return best
 
 
+@dataclass(frozen=True)
+class WorstPair:
+    """The pair of distinct states with the largest one-step ``E[d_H(X_1, Y_1)] / d_H(x, y)``.
+
+    Attributes
+    ----------
+    ratio : float
+        The largest ratio: the smallest ``kappa`` with ``E[d_H(X_1, Y_1)] <= kappa d_H(x, y)``
+        for all pairs (Theorem 5's one-step contraction factor, exactly).
+    x_index, y_index : int
+        A pair attaining it.
+    """
+
+    ratio: float
+    x_index: int
+    y_index: int
+
+
+def worst_pair(conditionals: np.ndarray) -> WorstPair:
+    """Largest ``E[d_H(X_1, Y_1)] / d_H(x, y)`` over all pairs of distinct states, exactly.
+
+    Uses ``E[d_H(X_1, Y_1)] = (1/n) sum_i [d_H - 1{x_i != y_i} + TV_i(x, y)]`` for every pair at
+    once (memory ``O(q^{2n} (n + q))``; meant for at most a few hundred states).
+
+    Parameters
+    ----------
+    conditionals : numpy.ndarray, shape (n, q**n, q)
+
+    Returns
+    -------
+    WorstPair
+
+    Examples
+    --------
+    >>> p = np.full((2, 4, 2), 0.5)  # independent sites: every pair contracts by 1 - 1/n
+    >>> worst_pair(p).ratio
+    0.5
+    """
+    n, num_states, q = conditionals.shape
+    states = all_states(n, q)
+    differ = states[:, None, :] != states[None, :, :]
+    d = differ.sum(axis=-1)
+    total = np.zeros(d.shape)
+    for i in range(n):
+        tv = 0.5 * np.abs(conditionals[i][:, None, :] - conditionals[i][None, :, :]).sum(axis=-1)
+        total += d - differ[..., i] + tv
+    ratio = np.where(d > 0, total / n / np.maximum(d, 1), -np.inf)
+    x, y = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
+    return WorstPair(float(ratio[x, y]), int(x), int(y))
+
+
 __all__ = [
     "one_step_hamming",
+    "worst_pair",
+    "WorstPair",
     "worst_adjacent_pair",
     "WorstAdjacentPair",
 ]

@@ -2,10 +2,10 @@
 
 Families (each at several temperatures, low ones included):
 
-* ``random-table``: a :class:`~glauber.toy_models.base.FunctionModel` with i.i.d. normal scores
-  ``s_i(a; x_{-i})`` for every site and context (incompatible, non-reversible);
-* ``random-joint``: a FunctionModel whose scores are a random energy ``E(x^(i -> a))``
-  (compatible by construction, joint ``exp(E / tau)``);
+* ``random-table``: a :class:`~glauber.toy_models.random_models.RandomTableModel`, i.i.d.
+  normal scores ``s_i(a; x_{-i})`` for every site and context (incompatible, non-reversible);
+* ``random-joint``: a :class:`~glauber.toy_models.random_models.RandomJointModel`, scores
+  ``E(x^(i -> a))`` (compatible by construction, joint ``exp(E / tau)``);
 * ``ising``: Ising on networkx cycles, a path, a star, a grid and a complete graph;
 * ``potts``: 3-colour Potts on a cycle;
 * ``asym-ising``: random asymmetric couplings (incompatible);
@@ -27,55 +27,41 @@ from typing import Callable, Iterator
 import networkx as nx
 import numpy as np
 
-from glauber.core.enumeration import all_states, radix_weights
+from glauber.core.enumeration import all_states
 from glauber.toy_models import counterexamples
-from glauber.toy_models.base import FunctionModel, ToyModel
+from glauber.toy_models.base import ToyModel
 from glauber.toy_models.count_chain import CountChain, curie_weiss_gap, planted_gap
 from glauber.toy_models.curie_weiss import CurieWeissModel
+from glauber.toy_models.exact_basins import CountBasin, NamedMask
 from glauber.toy_models.ising import AsymmetricIsingModel, IsingModel
 from glauber.toy_models.planted import PlantedBasinModel
 from glauber.toy_models.potts import PottsModel
+from glauber.toy_models.random_models import RandomJointModel, RandomTableModel
 from glauber.toy_models.specs import parse_toy_spec
 from glauber.verification.instances import (
     ChainInstance,
-    CountBasin,
     CounterexampleData,
     Instance,
     IsingData,
     LumpedInstance,
-    NamedMask,
 )
 
 # ------------------------------------------------------------------------- random models
 
 
-def random_table_model(n: int, q: int, rng: np.random.Generator, scale: float) -> FunctionModel:
-    """FunctionModel with i.i.d. ``Normal(0, scale^2)`` scores per site, context and token."""
-    table = scale * rng.standard_normal((n, q**n, q))
-    weights = radix_weights(n, q)
-
-    def score_fn(states: np.ndarray, site: int) -> np.ndarray:
-        return table[site, states @ weights]  # the site's own token is masked to 0
-
-    return FunctionModel(n, q, score_fn, name=f"random-table:n={n},q={q},scale={scale}")
+def random_table_model(n: int, q: int, rng: np.random.Generator, scale: float) -> ToyModel:
+    """:class:`~glauber.toy_models.random_models.RandomTableModel`: i.i.d. ``Normal(0, scale^2)``
+    scores per site, context and token."""
+    return RandomTableModel(n, q, rng, scale, name=f"random-table:n={n},q={q},scale={scale}")
 
 
 def random_joint_model(
     n: int, q: int, rng: np.random.Generator, scale: float
-) -> tuple[FunctionModel, Callable[[np.ndarray], np.ndarray]]:
-    """Compatible FunctionModel ``s_i(a; x_{-i}) = E(x^(i -> a))`` and its log-weight ``E``."""
-    energy = scale * rng.standard_normal(q**n)
-    weights = radix_weights(n, q)
-    tokens = np.arange(q)
-
-    def score_fn(states: np.ndarray, site: int) -> np.ndarray:
-        base = states @ weights  # site already masked to token 0
-        return energy[base[:, None] + weights[site] * tokens[None, :]]
-
-    def log_weight(states: np.ndarray) -> np.ndarray:
-        return energy[np.asarray(states) @ weights]
-
-    return FunctionModel(n, q, score_fn, name=f"random-joint:n={n},q={q},scale={scale}"), log_weight
+) -> tuple[ToyModel, Callable[[np.ndarray], np.ndarray]]:
+    """Compatible :class:`~glauber.toy_models.random_models.RandomJointModel`
+    ``s_i(a; x_{-i}) = E(x^(i -> a))`` and its log-weight ``E``."""
+    model = RandomJointModel(n, q, rng, scale, name=f"random-joint:n={n},q={q},scale={scale}")
+    return model, model.log_weight
 
 
 # ------------------------------------------------------------------------------- basins

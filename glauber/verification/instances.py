@@ -23,41 +23,10 @@ import numpy as np
 
 from glauber.toy_models.base import ToyModel
 from glauber.toy_models.count_chain import CountChain
+from glauber.toy_models.exact_basins import NamedMask
 from glauber.toy_models.exact_chain import ExactChain
 
 LogWeight = Callable[[np.ndarray], np.ndarray]
-
-
-@dataclass(frozen=True)
-class CountBasin:
-    """``B = {x : #{i : x_i = token} >= threshold}`` and its Section 5.4 band.
-
-    Attributes
-    ----------
-    token : int
-        The counted token.
-    threshold : int
-        ``b``: the basin is ``X >= b``; its boundary level is ``X = b``.
-    band_low : int
-        ``a < b``: the corrected certificate bounds ``P(X_t <= a for some t <= horizon)``.
-    horizon : int
-        ``T``, the time horizon of the band certificate.
-    """
-
-    token: int
-    threshold: int
-    band_low: int
-    horizon: int
-
-
-@dataclass(frozen=True)
-class NamedMask:
-    """A named set of states of an instance (a boolean mask; the basin predicate of the estimators
-    is :data:`glauber.estimators.Basin`) and, for count basins, the count data."""
-
-    name: str
-    mask: np.ndarray
-    count: CountBasin | None = None
 
 
 @dataclass(frozen=True)
@@ -188,9 +157,7 @@ class LumpedInstance:
 Instance = ChainInstance | LumpedInstance
 
 __all__ = [
-    "NamedMask",
     "ChainInstance",
-    "CountBasin",
     "CounterexampleData",
     "Instance",
     "IsingData",

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import statistics
 import sys
 from dataclasses import dataclass, replace
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 from tqdm import tqdm
 
@@ -119,8 +120,42 @@ def _run_one(statement: Statement, instance: Instance) -> list[Claim]:
     return [replace(c, key=statement.name, statement=statement.claim) for c in checks]
 
 
+#: What forked workers read: the statements and the battery (inherited, never pickled).
+_WORK: tuple[tuple[Statement, ...], Sequence[Instance]] | None = None
+
+
+def _checks(statements: tuple[Statement, ...], instance: Instance) -> list[list[Claim]]:
+    """Every statement's checks on one instance; its caches are dropped afterwards."""
+    out = [_run_one(statement, instance) for statement in statements]
+    instance.release()
+    return out
+
+
+def _checks_of(index: int) -> list[list[Claim]]:
+    """:func:`_checks` on instance ``index`` of :data:`_WORK` (in a worker)."""
+    statements, battery = _WORK
+    return _checks(statements, battery[index])
+
+
+def _in_workers(statements: tuple[Statement, ...], battery: Sequence[Instance],
+                jobs: int) -> Iterator[list[list[Claim]]]:
+    """:func:`_checks_of` for every instance, in order, over ``jobs`` forked processes."""
+    global _WORK
+    if "fork" not in multiprocessing.get_all_start_methods():
+        raise InvalidParameterError(
+            f"jobs={jobs} needs the 'fork' start method, which this platform lacks; use jobs=1"
+        )
+    _WORK = (statements, battery)
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            yield from pool.imap(_checks_of, range(len(battery)), chunksize=4)
+    finally:
+        _WORK = None
+
+
 def run_statements(
-    statements: Iterable[Statement], battery: Sequence[Instance], progress: bool = True
+    statements: Iterable[Statement], battery: Sequence[Instance], progress: bool = True,
+    jobs: int = 1,
 ) -> list[StatementOutcome]:
     """Run every statement on every instance (one instance at a time, so caches are shared).
 
@@ -130,20 +165,32 @@ def run_statements(
     battery : sequence of Instance
     progress : bool, optional
         Show a tqdm progress bar on stderr.
+    jobs : int, optional
+        Worker processes (forked; the result is the same for any number).
 
     Returns
     -------
     list of StatementOutcome
         In the order of ``statements``.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``jobs`` is not a positive integer, or is above 1 where processes cannot fork.
     """
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise InvalidParameterError(f"jobs must be an integer >= 1, got {jobs!r}")
     statements = tuple(statements)
     checks: dict[str, list[Claim]] = {s.name: [] for s in statements}
-    bar = tqdm(battery, desc="glauber verify", unit="instance", file=sys.stderr,
-               disable=not progress, leave=False)
-    for instance in bar:
-        for statement in statements:
-            checks[statement.name].extend(_run_one(statement, instance))
-        instance.release()
+    if jobs == 1:
+        results: Iterable[list[list[Claim]]] = (_checks(statements, i) for i in battery)
+    else:
+        results = _in_workers(statements, battery, jobs)
+    bar = tqdm(results, total=len(battery), desc="glauber verify", unit="instance",
+               file=sys.stderr, disable=not progress, leave=False)
+    for per_statement in bar:
+        for statement, found in zip(statements, per_statement):
+            checks[statement.name].extend(found)
     return [StatementOutcome(s, checks[s.name]) for s in statements]
 
 

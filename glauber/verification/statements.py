@@ -44,17 +44,14 @@ from glauber.theory import (
 from glauber.theory.kernels import reversibility_defect
 from glauber.toy_models.counterexamples import DRIFT_HORIZON_PER_SITE
 from glauber.toy_models.exact_basins import (
+    NamedMask,
     conductance,
     escape_probabilities,
     hitting_probability_within,
 )
 from glauber.toy_models.exact_chain import ExactChain
-from glauber.verification.instances import (
-    ChainInstance,
-    Instance,
-    LumpedInstance,
-    NamedMask,
-)
+from glauber.toy_models.exact_coupling import worst_pair
+from glauber.verification.instances import ChainInstance, Instance, LumpedInstance
 
 Kind = Literal["upper", "lower", "identity"]
 Status = Literal["verified", "corrected", "refuted"]
@@ -410,17 +407,8 @@ def _worst_pair(inst: ChainInstance) -> dict[str, Any]:
             worst = chain.one_step_hamming_all_pairs_adjacent()
             return {"ratio": worst.expected_distance, "x": worst.x_index, "y": worst.y_index,
                     "pairs": "adjacent"}
-        p = chain.conditionals()
-        states = chain.states()
-        differ = states[:, None, :] != states[None, :, :]
-        d = differ.sum(axis=-1)
-        total = np.zeros(d.shape)
-        for i in range(chain.n):
-            tv = 0.5 * np.abs(p[i][:, None, :] - p[i][None, :, :]).sum(axis=-1)
-            total += d - differ[..., i] + tv
-        ratio = np.where(d > 0, total / chain.n / np.maximum(d, 1), -np.inf)
-        x, y = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
-        return {"ratio": float(ratio[x, y]), "x": int(x), "y": int(y), "pairs": "all"}
+        worst = worst_pair(chain.conditionals())
+        return {"ratio": worst.ratio, "x": worst.x_index, "y": worst.y_index, "pairs": "all"}
 
     return _cached(inst, "worst_pair", compute)
 

@@ -1,0 +1,70 @@
+"""Property-based testing of bounds on Glauber dynamics against exact small chains.
+
+Hypothesis strategies over toy models (every family of :mod:`glauber.toy_models`, each model
+carrying a :class:`ModelSpec` that rebuilds it), temperatures, target distances, basins and
+pairs of states; :func:`exact`, a cached exact chain; and :func:`check_bound`, which runs a
+bound against exact values and returns a :class:`BoundReport` with the shrunk counterexample and
+a script that reproduces it. See ``docs/testing.md``.
+
+Needs Hypothesis (the ``test`` extra); importing this package without it raises
+:class:`~glauber.errors.MissingDependencyError`.
+"""
+
+from glauber.testing.dependency import require_hypothesis
+
+require_hypothesis()
+
+from glauber.testing.chains import CachedChain, clear_cache, exact  # noqa: E402
+from glauber.testing.check import (  # noqa: E402
+    BoundReport,
+    Counterexample,
+    check_bound,
+)
+from glauber.testing.families import FAMILIES, RESERVED_FAMILIES  # noqa: E402
+from glauber.testing.matrices import (  # noqa: E402
+    influence_matrices,
+    integer_weights,
+    rational_transition_matrices,
+    transition_matrices,
+)
+from glauber.testing.spec import ModelSpec  # noqa: E402
+from glauber.testing.strategies import (  # noqa: E402
+    basins,
+    coupling_matrices,
+    couplings,
+    epsilons,
+    graphs,
+    model_specs,
+    models,
+    sample,
+    state_pairs,
+    states,
+    temperatures,
+)
+
+__all__ = [
+    "BoundReport",
+    "CachedChain",
+    "Counterexample",
+    "FAMILIES",
+    "ModelSpec",
+    "RESERVED_FAMILIES",
+    "basins",
+    "check_bound",
+    "clear_cache",
+    "coupling_matrices",
+    "couplings",
+    "epsilons",
+    "exact",
+    "graphs",
+    "influence_matrices",
+    "integer_weights",
+    "model_specs",
+    "models",
+    "rational_transition_matrices",
+    "sample",
+    "state_pairs",
+    "states",
+    "temperatures",
+    "transition_matrices",
+]

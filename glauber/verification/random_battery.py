@@ -1,0 +1,141 @@
+"""Random instances for ``glauber verify --examples N``, drawn from :mod:`glauber.testing`.
+
+For every family of :data:`glauber.testing.FAMILIES`, and for two Ising sub-families that the
+textbook oracles need (zero field, one positive coupling on every edge: any graph for
+Dobrushin's influences, cycles for Levin–Peres–Wilmer Theorem 15.5), ``N`` models are drawn by
+:func:`glauber.testing.model_specs` (seeded), each with two count basins drawn by
+:func:`glauber.testing.basins` plus its perfect trap. Each model runs at two temperatures on the
+scale of its own interactions, ``tau = f * tau_7`` with Corollary 7's threshold
+``tau_7 = max_i sum_j Delta_ij / 4``: a high one (``f`` in [1.05, 4], where Corollary 7,
+Theorem 5 and Dobrushin's hypotheses hold) and a low one (``f`` in [0.35, 1], where the basin
+statements bite). A model without interactions (``tau_7 = 0``) runs at ``f`` itself. No
+temperature goes below ``1/30`` of the model's largest score difference or largest ``|score|``:
+then no conditional falls below ``e^-30``, and the rounding of a score (about ``1e-16`` of it)
+stays below ``1e-14`` once divided by ``tau``, under the checks' absolute tolerance ``1e-13``.
+Weak couplings beside strong fields would otherwise give a tiny ``tau_7`` where float64 cannot
+resolve the influences: a Potts chain with couplings ``1e-9`` and fields ``1.8`` at
+``tau = 3e-9`` failed Theorem 3's tolerance, and at ``tau = 1.8e-4`` Lemma 6's, by rounding
+alone.
+
+Needs Hypothesis (the ``test`` extra).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+import networkx as nx
+import numpy as np
+from hypothesis import strategies as st
+
+from glauber.testing import basins, model_specs, sample
+from glauber.testing.families import floats_in
+from glauber.testing.spec import ModelSpec
+from glauber.toy_models.exact_basins import NamedMask
+from glauber.toy_models.exact_chain import ExactChain
+from glauber.verification.battery import perfect_trap
+from glauber.verification.instances import ChainInstance, IsingData
+
+#: Largest state space of a random instance (every statement is exact and fast up to here).
+MAX_STATES = 128
+#: Ranges of ``f`` in ``tau = f * tau_7`` (high and low temperature).
+HIGH, LOW = (1.05, 4.0), (0.35, 1.0)
+#: ``tau >= max(largest score difference, largest |score|) / SPREAD`` (see the module docstring).
+SPREAD = 30.0
+
+_TEXTBOOK = {"coupling_modes": ("uniform",), "coupling": (0.1, 2.0), "field_modes": ("zero",)}
+
+#: Group name -> ``(families argument of model_specs, min_sites)``.
+GROUPS: dict[str, tuple[dict[str, dict[str, Any]], int]] = {
+    **{name: ({name: {}}, 2) for name in ("ising", "curie-weiss", "potts", "planted",
+                                          "random-joint", "asym-ising", "random-table")},
+    "ising-dobrushin": ({"ising": dict(_TEXTBOOK)}, 2),
+    "ising-cycle": ({"ising": {**_TEXTBOOK, "graphs": ("cycle",)}}, 3),
+}
+
+
+@dataclass(frozen=True)
+class RandomDraw:
+    """One drawn model of a group: its spec, temperature factors and count basins."""
+
+    group: str
+    spec: ModelSpec
+    high: float
+    low: float
+    basins: tuple[NamedMask, ...]
+
+
+def _draws(group: str) -> st.SearchStrategy[RandomDraw]:
+    families, min_sites = GROUPS[group]
+    specs = model_specs(MAX_STATES, families=families, min_sites=min_sites)
+
+    @st.composite
+    def draw(draw: st.DrawFn) -> RandomDraw:
+        spec = draw(specs)
+        found = draw(st.lists(basins(spec, kinds=("count",)), min_size=2, max_size=2))
+        return RandomDraw(group, spec, draw(floats_in(HIGH)), draw(floats_in(LOW)), tuple(found))
+
+    return draw()
+
+
+def _is_cycle(J: np.ndarray) -> bool:
+    graph = nx.from_numpy_array(J != 0.0)
+    n = J.shape[0]
+    return n >= 3 and graph.number_of_edges() == n and all(d == 2 for _, d in graph.degree()) \
+        and nx.is_connected(graph)
+
+
+def _ising_data(model: Any, spec: ModelSpec) -> IsingData | None:
+    if spec.family == "curie-weiss":
+        J = np.full((spec.n, spec.n), model.alpha / spec.n)
+        np.fill_diagonal(J, 0.0)
+        uniform = model.alpha / spec.n if model.alpha > 0 else None
+        return IsingData(J, model.field == 0.0, uniform, False)
+    if spec.family not in ("ising", "asym-ising"):
+        return None
+    J = np.asarray(model.J, dtype=np.float64)
+    edges = J[J != 0.0]
+    uniform = (float(edges[0]) if edges.size and np.array_equal(J, J.T)
+               and np.all(edges == edges[0]) and edges[0] > 0 else None)
+    return IsingData(J, not np.any(model.h), uniform, _is_cycle(J))
+
+
+def _instances(d: RandomDraw, index: int) -> Iterator[ChainInstance]:
+    model = d.spec.build()
+    chain = ExactChain(model, 1.0)
+    threshold = float(chain.oscillation_matrix().sum(axis=1).max()) / 4.0
+    scores = chain.scores()
+    spread = float((scores.max(axis=-1) - scores.min(axis=-1)).max())
+    floor = max(spread, float(np.abs(scores).max())) / SPREAD
+    log_weight = getattr(model, "log_weight", None) if d.spec.compatible else None
+    data = _ising_data(model, d.spec)
+    found = d.basins + perfect_trap(model)
+    for factor in (d.high, d.low):
+        tau = max(factor * threshold, floor) if threshold > 1e-12 else max(factor, floor)
+        yield ChainInstance(f"{d.group}#{index} {d.spec!r} @ tau={tau!r}", d.group, model,
+                            tau, log_weight=log_weight, ising=data, basins=found)
+
+
+def build_random_battery(examples: int, seed: int = 0) -> list[ChainInstance]:
+    """``examples`` random models per group, each at two temperatures (see the module docstring).
+
+    Parameters
+    ----------
+    examples : int
+        Models per group (>= 1).
+    seed : int
+        Seed of the draws (the same seed gives the same battery).
+
+    Returns
+    -------
+    list of ChainInstance
+    """
+    out: list[ChainInstance] = []
+    for k, group in enumerate(GROUPS):
+        for index, d in enumerate(sample(_draws(group), examples, seed=seed * 1000 + k)):
+            out.extend(_instances(d, index))
+    return out
+
+
+__all__ = ["GROUPS", "HIGH", "LOW", "MAX_STATES", "RandomDraw", "SPREAD", "build_random_battery"]
