@@ -38,9 +38,10 @@ from glauber.estimators.influence import InfluenceResult
 from glauber.estimators.margins import MarginsResult
 from glauber.estimators.rectangle import RectangleTestResult
 from glauber.theory.contraction import ContractionCertificate
+from glauber.toy_models.exact_rectangles import RectangleSummary
 
 #: Stages of :func:`~glauber.certify.certify`, in order (the names given to ``progress``).
-STAGES = ("rectangles", "influence", "margins", "drift", "coupling", "exact")
+STAGES = ("table", "rectangles", "influence", "margins", "drift", "coupling", "exact")
 
 
 class ClaimKey(str, enum.Enum):
@@ -60,19 +61,56 @@ class ClaimKey(str, enum.Enum):
 
 @dataclass(frozen=True)
 class ExactValues(JsonResult):
-    """Exact values from the full transition matrix of a small model (``q**n`` states).
+    """Exact values from the full transition matrix of a small chain (``q**n`` states).
 
-    ``contraction``: corrected Theorem 5 from the exact influence matrix; ``tmix``: the exact
-    worst-start ``t_mix(eps)``; ``trap_mass``: ``mu_tau({x})`` of the best perfect trap (the
-    hypothesis of Theorem 8's ``t_mix`` bound), ``None`` without a trap.
+    Attributes
+    ----------
+    num_states : int
+    contraction : ContractionCertificate
+        Corrected Theorem 5 from the exact influence matrix (rigorous for this chain).
+    tmix : int or None
+        The exact worst-start ``t_mix(eps)`` (None if it could not be computed: see ``notes``).
+    relaxation_time, absolute_gap : float or None
+        ``1 / gamma_*`` and ``gamma_* = 1 - max{|lambda| : lambda != 1}``.
+    reversible : bool
+        Detailed balance holds (Theorem 3: a compatible chain is reversible).
+    trap_mass, log_trap_mass : float or None
+        ``mu_tau({x})`` of the certificate's best perfect trap (the hypothesis of Theorem 8's
+        ``t_mix`` bound), and its log (exact even where the mass underflows).
+    mode_state : tuple of int
+        The state of largest stationary mass, and ``max_stationary_mass`` its mass.
+    max_stationary_mass : float
+    perfect_traps : int
+        States whose every site holds its strict argmax (over all ``q**n`` states).
+    best_trap_state, best_trap_delta_star, best_trap_escape_bound, best_trap_exact_escape,
+    best_trap_log_mass :
+        The perfect trap with the largest margin over all states, its margin, Theorem 8's bound
+        ``|V| e^{-Delta*/tau}`` on its escape probability, the exact escape probability and its
+        log stationary mass (None without a perfect trap).
+    rectangles : RectangleSummary
+        ``|delta|`` over every rectangle (Proposition 4: all 0 for a joint law).
+    notes : tuple of str
+        What could not be computed, and why.
     """
 
     num_states: int
     contraction: ContractionCertificate
-    tmix: int
-    relaxation_time: float
+    tmix: int | None
+    relaxation_time: float | None
+    absolute_gap: float | None
     reversible: bool
     trap_mass: float | None
+    log_trap_mass: float | None
+    mode_state: tuple[int, ...]
+    max_stationary_mass: float
+    perfect_traps: int
+    best_trap_state: tuple[int, ...] | None
+    best_trap_delta_star: float | None
+    best_trap_escape_bound: float | None
+    best_trap_exact_escape: float | None
+    best_trap_log_mass: float | None
+    rectangles: RectangleSummary
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -87,14 +125,17 @@ class Settings(JsonResult):
     horizon: int
     batch_size: int
     exhaustive: bool
+    search_budget: int = 0
 
 
 @dataclass(frozen=True)
 class Timings(JsonResult):
     """Wall-clock seconds per stage and in ``total``; ``rows``: conditionals asked of the model
-    (including one probe row). ``exact``: the exact chain (0 when none was built); ``load`` is
+    (including one probe row). ``table``: the score table of an exact chain, ``exact``: the exact
+    values (both 0 when no chain was built); ``load`` is
     filled in by callers that load the model (the command line)."""
 
+    table: float
     rectangles: float
     influence: float
     margins: float
@@ -150,8 +191,8 @@ class Certificate:
         Section 5.4 at the given states (as printed).
     drift_band : DriftResult
         The corrected band certificate (over every band state when exhaustive).
-    coupling : CouplingResult
-        Section 6.1 coupled pairs (a diagnostic).
+    coupling : CouplingResult or None
+        Section 6.1 coupled pairs (a diagnostic; None when ``n_pairs = 0``).
     claims : tuple of Claim
         Each statement confronted with these numbers; see :meth:`claim`.
     timings : Timings
@@ -179,7 +220,7 @@ class Certificate:
     basin: MarginsResult | None
     drift: DriftResult
     drift_band: DriftResult
-    coupling: CouplingResult
+    coupling: CouplingResult | None
     claims: tuple[Claim, ...]
     timings: Timings
     versions: Versions

@@ -36,7 +36,7 @@ def build_claims(
     basin: MarginsResult | None,
     drift_at_states: DriftResult,
     drift_band: DriftResult,
-    coupling: CouplingResult,
+    coupling: CouplingResult | None,
     exact: ExactValues | None,
 ) -> tuple[Claim, ...]:
     """The claims of one certificate, in order: Proposition 4; Theorem 5 corrected and as
@@ -63,12 +63,12 @@ def build_claims(
     tuple of Claim
     """
     claims = [
-        _incompatibility_claim(incompat),
+        _incompatibility_claim(incompat, exact),
         _theorem5_claim(infl, eps, exact),
         _printed_contraction_claim(infl),
         _corollary7_claim(infl),
         _oscillation_claim(infl, eps, exact),
-        _trap_claim(marg, exact),
+        _trap_claim(marg, exact, eps),
     ]
     if basin is not None:
         claims.append(_basin_claim(basin))
@@ -76,27 +76,42 @@ def build_claims(
     claims += [
         _printed_drift_claim(drift_at_states, token),
         _band_drift_claim(drift_band, settings.horizon),
-        _coupling_claim(coupling),
     ]
+    if coupling is not None:
+        claims.append(_coupling_claim(coupling))
     return tuple(Claim(**{**c.__dict__, "subject": subject}) for c in claims)
 
 
 _LOWER = (
-    "sampled influences are LOWER bounds on the suprema c_ij of Definition 2 (the worst pair "
-    "of states may not have been sampled)"
+    "sampled or searched influences are LOWER bounds on the suprema c_ij of Definition 2 (the "
+    "worst pair of states may not have been found)"
 )
 
 
-def _incompatibility_claim(r: RectangleTestResult) -> Claim:
-    found = r.n_above_atol > 0
-    certifies = (
-        f"the conditionals are incompatible: {r.n_above_atol} of {r.n_rectangles} rectangles "
-        "have delta != 0, so no joint law has them; Theorem 3 does not apply (the stationary "
-        "law is not a joint the model defines, and the chain need not be reversible)"
-        if found else
-        f"nothing: no rectangle of {r.n_rectangles} has |delta| > atol; a sample cannot prove "
-        "compatibility"
-    )
+def _incompatibility_claim(r: RectangleTestResult, exact: ExactValues | None) -> Claim:
+    found = r.n_above_bound > 0
+    ulps = (f", given scores accurate to {r.score_error_ulps:g} units in the last place of "
+            f"{r.precision}" if r.score_error_ulps else "")
+    if found:
+        certifies = (
+            f"the conditionals are incompatible: {r.n_above_bound} of {r.n_rectangles} rectangles "
+            f"have |delta| above their own rounding bound{ulps}, so no joint law has them; "
+            "Theorem 3 does not apply (the stationary law is not a joint the model defines, and "
+            "the chain need not be reversible)"
+        )
+    elif exact is not None and exact.rectangles.max_abs_delta == 0.0:
+        certifies = (
+            f"compatible as far as rectangles can tell: every one of the "
+            f"{exact.rectangles.count} rectangles of the chain has delta = 0"
+        )
+    else:
+        certifies = (
+            f"nothing: no rectangle of {r.n_rectangles} has |delta| above its rounding bound; a "
+            "sample cannot prove compatibility"
+        )
+    extra = {}
+    if exact is not None:
+        extra = {"exact": exact.rectangles.max_abs_delta}
     return Claim(
         key=ClaimKey.PROPOSITION4.value,
         statement="Proposition 4 (rectangle test): compatible conditionals have delta = 0 in "
@@ -104,9 +119,14 @@ def _incompatibility_claim(r: RectangleTestResult) -> Claim:
         hypothesis_held=found,
         certifies=certifies,
         bound=_opt(r.mean_abs_delta),
-        caveat=f"|delta| <= atol = {r.atol:g} counts as rounding; one-sided p-value of "
-        f"mean |delta| > atol: {_fmt(r.p_value_abs)}",
+        caveat=f"each |delta| is compared with a bound on its own rounding error (largest "
+        f"{r.max_error_bound:.3g}, {r.precision}); one-sided p-value of mean |delta| above it: "
+        f"{_fmt(r.p_value_abs)}"
+        + ("" if exact is None else
+           f"; over all {exact.rectangles.count} rectangles of the exact chain, max |delta| = "
+           f"{exact.rectangles.max_abs_delta:.4g}"),
         rigorous=found,
+        **extra,
     )
 
 
@@ -120,6 +140,7 @@ def _against_tmix(bound: float, exact: ExactValues | None) -> dict:
 def _theorem5_claim(r: InfluenceResult, eps: float, exact: ExactValues | None) -> Claim:
     c = r.contraction
     held = c.best != "none"
+    how = ("searched (every entry realised by a witness)" if r.searched else "sampled")
     if r.exhaustive:
         certifies = (
             f"t_mix({eps:g}) <= {_fmt(c.best_bound)} steps ({c.best} certificate; exact "
@@ -127,23 +148,26 @@ def _theorem5_claim(r: InfluenceResult, eps: float, exact: ExactValues | None) -
             f"nothing: the exact spectral radius of C is {c.spectral_radius:.4g} >= 1"
         )
         caveat = "exact: every pair of states was enumerated"
-    elif held:
+        if c.precision_note and "matrix_power" not in c.rigorous:
+            caveat += f"; matrix-power certificate not used: {c.precision_note}"
+    elif r.no_certificate:
         certifies = (
-            f"NOT certified: consistent with fast mixing (t_mix({eps:g}) <= "
-            f"{_fmt(c.best_bound)} would follow if the sampled influences were the suprema)"
-        )
-        caveat = _LOWER + "; a rigorous certificate needs exhaustive influences (toy models)"
-    elif c.spectral_radius >= 1.0:
-        certifies = (
-            f"no Theorem 5 certificate exists at this temperature: the sampled spectral radius "
-            f"{c.spectral_radius:.4g} >= 1, and the true C is entrywise larger (Perron-Frobenius: "
-            "the spectral radius of a non-negative matrix grows with its entries)"
+            f"no Theorem 5 certificate exists at this temperature: the {how} influences give "
+            f"rho(C) >= {r.rho_lower:.4g} >= 1 after rounding, and the true C is entrywise larger "
+            "(Perron-Frobenius: the spectral radius of a non-negative matrix grows with its "
+            "entries)"
         )
         caveat = "says nothing about slow mixing: Theorem 5 is only a sufficient condition"
+    elif held:
+        certifies = (
+            f"NOT certified: an estimate from a lower-bound C ({how}) would give t_mix({eps:g}) "
+            f"<= {_fmt(c.best_bound)} if its entries were the suprema; this is no bound"
+        )
+        caveat = _LOWER + "; a rigorous certificate needs the exact C (an enumerable chain)"
     else:
         certifies = (
-            f"nothing: the sampled spectral radius {c.spectral_radius:.4g} is within rounding "
-            "of 1 (no finite certificate)"
+            f"nothing: the {how} spectral radius {c.spectral_radius:.4g} is within rounding "
+            f"of 1 (its rounding-safe lower bound is {r.rho_lower:.4g} < 1)"
         )
         caveat = _LOWER
     return Claim(
@@ -154,7 +178,7 @@ def _theorem5_claim(r: InfluenceResult, eps: float, exact: ExactValues | None) -
         certifies=certifies,
         bound=c.best_bound,
         caveat=caveat,
-        rigorous=r.exhaustive or c.spectral_radius >= 1.0,
+        rigorous=r.exhaustive or r.no_certificate,
         **(_against_tmix(c.best_bound, exact) if held and r.exhaustive else {}),
     )
 
@@ -233,7 +257,7 @@ def _oscillation_claim(r: InfluenceResult, eps: float, exact: ExactValues | None
     )
 
 
-def _trap_claim(r: MarginsResult, exact: ExactValues | None) -> Claim:
+def _trap_claim(r: MarginsResult, exact: ExactValues | None, eps: float) -> Claim:
     statement = (
         "Theorem 8 on the one-state basin {x} of a perfect trap x (every site at its strict "
         "argmax): P(x, {x}^c) <= |V| e^{-Delta*/tau}, and t_mix(1/4) >= e^{Delta*/tau}/(4|V|) "
@@ -250,21 +274,35 @@ def _trap_claim(r: MarginsResult, exact: ExactValues | None) -> Claim:
             rigorous=False,
         )
     tmix = float(r.trap_tmix_lower_bound[s])
-    vacuous = " (vacuous: below 1 step)" if tmix < 1 else ""
-    mass = "" if exact is None or exact.trap_mass is None else (
-        f"; exact mu({{x}}) = {exact.trap_mass:.4g}"
-    )
+    escape = float(r.trap_escape_bound[s])
+    marks = (" (vacuous: a probability bound >= 1)" if escape >= 1 else "",
+             " (vacuous: below 1 step)" if tmix < 1 else "")
+    mass_ok = exact is not None and exact.trap_mass is not None and exact.trap_mass <= 0.5
+    extra: dict = {}
+    if exact is None or exact.trap_mass is None:
+        caveat = ("margins are exact for the state itself (less their rounding bound), so the "
+                  "escape bound is rigorous; the t_mix bound also needs mu_tau({x}) <= 1/2, not "
+                  "checked here")
+    elif mass_ok:
+        caveat = (f"the escape bound is rigorous; exact mu({{x}}) = {exact.trap_mass:.4g} <= 1/2, "
+                  "so the t_mix bound is rigorous too")
+        if eps == 0.25 and exact.tmix is not None:
+            extra = {"exact": float(exact.tmix), "holds": bool(exact.tmix >= tmix)}
+    else:
+        caveat = (f"the escape bound is rigorous; exact mu({{x}}) = {exact.trap_mass:.4g} > 1/2, "
+                  "so the t_mix bound does not apply")
     return Claim(
         key=ClaimKey.THEOREM8_TRAP.value,
         statement=statement, hypothesis_held=True,
-        certifies=f"state {s}: escape probability <= {r.trap_escape_bound[s]:.4g} (sharper "
+        certifies=f"state {s}: escape probability <= {escape:.4g}{marks[0]} (sharper "
         f"{r.trap_sharper_escape_bound[s]:.4g}; exact {r.escape[s]:.4g}); t_mix(1/4) >= "
-        f"{_fmt(tmix)} steps{vacuous}",
+        f"{_fmt(tmix)} steps{marks[1]}",
         bound=tmix,
-        caveat="margins are exact for the state itself, so the escape bound is rigorous; the "
-        "t_mix bound also needs mu_tau({x}) <= 1/2, not checked here" + mass,
+        caveat=caveat,
         rigorous=True,
-        details={"state": s},
+        details={"state": s, "vacuous_escape": escape >= 1, "vacuous_tmix": tmix < 1,
+                 "tmix_applies": mass_ok},
+        **extra,
     )
 
 

@@ -1,45 +1,50 @@
 """Exact values of a small chain beside a certificate's estimates (:class:`ExactValues`).
 
-For a model small enough to enumerate (``q**n <= EXACT_MAX_STATES``), the full transition matrix
-(:class:`glauber.toy_models.ExactChain`) gives the exact influence matrix and its corrected
-Theorem 5 certificates, the exact worst-start ``t_mix(eps)``, the relaxation time, whether the
-chain is reversible (Theorem 3) and the stationary mass of a trap (the hypothesis of Theorem 8's
-``t_mix`` bound).
+For a model small enough to enumerate (``q**n <= EXACT_MAX_STATES``: a toy, or a window of a
+real model built by :func:`glauber.core.restrict`), the full transition matrix
+(:class:`glauber.toy_models.ExactChain`, built from ``n q^(n-1)`` queries) gives the exact
+influence matrix and its corrected Theorem 5 certificates (rigorous for the chain), the exact
+worst-start ``t_mix(eps)``, the spectral gap, whether the chain is reversible (Theorem 3), the
+stationary law's mode, every state's margins (the perfect traps and Theorem 8 on the best one)
+and every rectangle's ``delta`` (Proposition 4).
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from glauber.certify.certificate import ExactValues
-from glauber.core.protocol import ConditionalModel
 from glauber.errors import (
     ConvergenceError,
     NonPositiveConditionalError,
+    PrecisionError,
     StateSpaceTooLargeError,
+    UnderflowError,
 )
 from glauber.theory.contraction import certify_contraction
+from glauber.theory.escape import theorem8_escape_bound
 from glauber.toy_models.exact_chain import ExactChain
 
-#: Largest state space for which :func:`exact_values` computes (dense matrix powers, eigenvalues).
-EXACT_MAX_STATES = 1024
+#: Largest state space for which :func:`certify` computes exact values by default (20^3 windows).
+EXACT_MAX_STATES = 8192
+#: What a quantity that cannot be computed raises; it is then reported missing, with the reason.
+_UNAVAILABLE = (ConvergenceError, NonPositiveConditionalError, PrecisionError,
+                StateSpaceTooLargeError, UnderflowError)
 
 
 def exact_values(
-    model: ConditionalModel,
-    tau: float,
-    eps: float,
-    trap_state: np.ndarray | None = None,
-    device: str = "cpu",
-) -> tuple[ExactValues | None, str]:
-    """Exact counterparts of a certificate from the model's full transition matrix.
+    chain: ExactChain, eps: float, trap_state: np.ndarray | None = None, device: str = "cpu"
+) -> ExactValues:
+    """Exact counterparts of a certificate from a chain's full transition matrix.
 
     Parameters
     ----------
-    model : ConditionalModel
-        Any model (the chain asks for every conditional: meant for in-memory toy models).
-    tau, eps : float
-        Temperature and the target distance of ``t_mix``.
+    chain : ExactChain
+        The exact chain (its score table is built on first use).
+    eps : float
+        Target distance of ``t_mix``.
     trap_state : array of int, shape (n,), optional
         A state whose stationary mass is reported (``trap_mass``).
     device : str
@@ -47,29 +52,81 @@ def exact_values(
 
     Returns
     -------
-    (ExactValues or None, str)
-        The values and a note; the values are None (and the note says why) when the state space
-        is over :data:`EXACT_MAX_STATES` or the chain is numerically degenerate at this ``tau``.
+    ExactValues
+        A quantity that cannot be computed (a chain too slow for ``t_mix``, a gap below what
+        the eigensolver resolves, a conditional that underflows) is None, and ``notes`` says why.
+
+    Raises
+    ------
+    NonPositiveConditionalError, NonFiniteScoresError
+        If the chain itself cannot be built (its conditionals are not all positive and finite).
     """
-    num_states = model.q**model.n
-    if num_states > EXACT_MAX_STATES:
-        return None, f"skipped: q**n = {num_states} > {EXACT_MAX_STATES} states"
-    chain = ExactChain(model, tau)
+    notes: list[str] = []
+
+    def attempt(what: str, compute):  # type: ignore[no-untyped-def]
+        try:
+            return compute()
+        except _UNAVAILABLE as exc:
+            notes.append(f"{what}: {exc}")
+            return None
+
     backend, dev = ("numpy", None) if device == "cpu" else ("torch", device)
-    try:
-        contraction = certify_contraction(chain.influence_matrix(), eps)
-        tmix = chain.mixing_time(eps, backend=backend, device=dev)
-        mass = None
-        if trap_state is not None:
-            mass = float(chain.stationary()[int(chain.index_of(np.asarray(trap_state)))])
-        values = ExactValues(
-            num_states=num_states, contraction=contraction, tmix=int(tmix),
-            relaxation_time=float(chain.relaxation_time()), reversible=chain.is_reversible(),
-            trap_mass=mass,
+    C = chain.influence_matrix()
+    log_pi = chain.log_stationary()
+    mode = int(np.argmax(log_pi))
+    tmix = attempt("t_mix", lambda: int(chain.mixing_time(eps, backend=backend, device=dev)))
+    gap = attempt("spectral gap", chain.absolute_spectral_gap)
+    states = chain.states()
+    log_mass = None if trap_state is None else float(log_pi[int(chain.index_of(trap_state))])
+    trap = _best_trap(chain, log_pi)
+    return ExactValues(
+        num_states=chain.num_states,
+        contraction=certify_contraction(C, eps),
+        tmix=tmix,
+        relaxation_time=None if gap is None else (math.inf if gap <= 0 else 1.0 / gap),
+        absolute_gap=gap,
+        reversible=chain.is_reversible(),
+        trap_mass=None if log_mass is None else math.exp(log_mass),
+        log_trap_mass=log_mass,
+        mode_state=tuple(int(v) for v in states[mode]),
+        max_stationary_mass=math.exp(float(log_pi[mode])),
+        **trap,
+        rectangles=chain.rectangles(),
+        notes=tuple(notes),
+    )
+
+
+def _best_trap(chain: ExactChain, log_pi: np.ndarray) -> dict:
+    """Perfect traps over every state and Theorem 8 on the one with the largest margin."""
+    scores, p, states = chain.scores(), chain.conditionals(), chain.states()
+    rows = np.arange(chain.num_states)
+    margins = np.empty((chain.num_states, chain.n))
+    leave = np.empty((chain.num_states, chain.n))
+    for i in range(chain.n):
+        s = scores[i]
+        own = s[rows, states[:, i]]
+        others = s.copy()
+        others[rows, states[:, i]] = -np.inf
+        margins[:, i] = own - others.max(axis=1)
+        q_i = p[i].copy()
+        q_i[rows, states[:, i]] = 0.0
+        leave[:, i] = q_i.sum(axis=1)  # P(site i changes), summed over the moves
+    state_min = margins.min(axis=1)
+    perfect = state_min > 0
+    out = dict(perfect_traps=int(perfect.sum()), best_trap_state=None, best_trap_delta_star=None,
+               best_trap_escape_bound=None, best_trap_exact_escape=None,
+               best_trap_log_mass=None)
+    if perfect.any():
+        best = int(np.argmax(np.where(perfect, state_min, -np.inf)))
+        delta = float(state_min[best])
+        out.update(
+            best_trap_state=tuple(int(v) for v in states[best]),
+            best_trap_delta_star=delta,
+            best_trap_escape_bound=theorem8_escape_bound(chain.q, delta, chain.tau),
+            best_trap_exact_escape=float(leave[best].mean()),
+            best_trap_log_mass=float(log_pi[best]),
         )
-    except (ConvergenceError, NonPositiveConditionalError, StateSpaceTooLargeError) as exc:
-        return None, f"unavailable at tau = {tau:g}: {exc}"
-    return values, f"exact chain over all {num_states} states"
+    return out
 
 
 __all__ = ["EXACT_MAX_STATES", "exact_values"]

@@ -12,6 +12,7 @@ own result and the :class:`~glauber.core.claims.Claim` list built from them
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from contextlib import contextmanager
@@ -43,9 +44,16 @@ from glauber.estimators.escape import Basin, evaluate_basin
 from glauber.estimators.influence import InfluenceResult, influence
 from glauber.estimators.margins import MarginsResult, margins
 from glauber.estimators.rectangle import RectangleTestResult, rectangle_test
+from glauber.toy_models.exact_chain import ExactChain
+from glauber.toy_models.score_table import table_queries
 
 #: Random states drawn when a model has no ``default_states()`` and no states are given.
 DEFAULT_RANDOM_STATES = 4
+#: Model rows the influence search may spend when influences are not enumerated
+#: (about a minute for AntiBERTy on 20 sites on two CPU cores).
+DEFAULT_SEARCH_BUDGET = 2000
+#: Rows per lookup of a score table (nothing is asked of the model then).
+TABLE_BATCH = 65536
 
 
 def certify(
@@ -63,8 +71,9 @@ def certify(
     eps: float = 0.25,
     basin: Basin | None = None,
     exhaustive: bool | None = None,
-    max_exhaustive_states: int = 4096,
+    max_exhaustive_states: int = EXACT_MAX_STATES,
     exact: bool | None = None,
+    search_budget: int = DEFAULT_SEARCH_BUDGET,
     progress: Any = None,
     batch_size: int = 128,
     device: str = "cpu",
@@ -75,10 +84,12 @@ def certify(
 
     1. rectangles: :func:`~glauber.estimators.rectangle_test` on ``n_rectangles`` rectangles
        from ``states`` with the model's top-50 replacements (Proposition 4; the paper uses 300).
-    2. influence: :func:`~glauber.estimators.influence` on the first ``n_contexts`` states with
-       ``n_replacements`` replacements per site, or on every pair of states (``exhaustive``);
-       corrected Theorem 5 (row, column, spectral, matrix-power certificates, the best one),
-       Lemma 6 / tanh / Corollary 7 from the oscillations.
+    2. influence: :func:`~glauber.estimators.influence` on every pair of states
+       (``exhaustive``: exact), else a search for the suprema within ``search_budget`` model rows
+       starting from the first ``n_contexts`` states (every entry realised by a witness; with
+       ``search_budget=0``, ``n_replacements`` sampled replacements per site instead); corrected
+       Theorem 5 (row, column, spectral, matrix-power certificates, the best one), Lemma 6 /
+       tanh / Corollary 7 from the oscillations, and the rigorous ``no certificate`` side.
     3. margins: :func:`~glauber.estimators.margins` of ``states`` (Appendix A.1), Theorem 8 on
        each perfect trap ``{x}`` with its exact escape probability, and on ``basin`` when given
        (over every basin state when ``exhaustive``, else over the given states that lie in it).
@@ -87,9 +98,15 @@ def certify(
        steps on the band one count beyond the given counts (every band state when
        ``exhaustive``).
     5. coupling: :func:`~glauber.estimators.coupling_time` of ``n_pairs`` pairs (a given state,
-       a uniform random state) within ``budget`` steps (Section 6.1; a diagnostic, not a bound).
-    6. exact: for a model with ``exact``, the exact values of its chain
+       a uniform random state) within ``budget`` steps (Section 6.1; a diagnostic, not a bound;
+       skipped when ``n_pairs = 0``).
+    6. exact: with ``exact``, the exact values of the chain
        (:func:`~glauber.certify.exact.exact_values`), and the claims are confronted with them.
+
+    With ``exact``, the chain's score table is built first (stage ``table``: ``n q^(n-1)``
+    queries, kept on disk for models with a ``cache_key`` such as a :func:`glauber.core.restrict`
+    window of a masked LM) and every other stage reads the table instead of the model: on a
+    window of a real model the whole certificate then costs one table build.
 
     Parameters
     ----------
@@ -105,20 +122,24 @@ def certify(
     seed : int
         Seed of every random choice (same seed, same certificate except for timings).
     n_rectangles, n_contexts, n_replacements, n_pairs, budget, horizon : int
-        Sizes of the stages above (each >= 1).
+        Sizes of the stages above (each >= 1; ``n_pairs`` may be 0).
     eps : float
         Target distance of the mixing-time certificates, in (0, 1).
     basin : callable, optional
         ``basin(states[B, n]) -> bool[B]`` for Assumption 1 / Theorem 8 on a basin.
     exhaustive : bool, optional
         Enumerate every state for the influence matrix, the basin and the drift band (exact,
-        rigorous). Default: when the model answers on the host (an in-memory model) and
-        ``q ** n <= max_exhaustive_states``.
+        rigorous). Default: when the model answers on the host (an in-memory model, or the
+        score table of an exact chain) and ``q ** n <= max_exhaustive_states``.
     max_exhaustive_states : int
         Largest ``q ** n`` enumerated.
     exact : bool, optional
-        Compute the exact values of the chain (its full transition matrix). Default: when the
-        model answers on the host and ``q ** n <= EXACT_MAX_STATES`` (1024).
+        Build the exact chain (its score table and full transition matrix) and its exact values.
+        Default: when ``q ** n <= EXACT_MAX_STATES`` (8192: every 3-site window of a 20-letter
+        vocabulary), for any model.
+    search_budget : int
+        Model rows the influence search may use when influences are not enumerated (0: sample
+        ``n_replacements`` replacements of the ``n_contexts`` contexts instead).
     progress : callable or tqdm, optional
         ``progress(stage, rows_done, rows_total)`` after every model call, or a tqdm bar (its
         total is set to the planned rows, its description to the stage).
@@ -159,11 +180,13 @@ def certify(
     tau = check_tau(tau)
     eps = check_eps(eps)
     seed = check_nonnegative_int(seed, "seed")
+    n_pairs = check_nonnegative_int(n_pairs, "n_pairs")
+    search_budget = check_nonnegative_int(search_budget, "search_budget")
     counts = {
         name: check_positive_int(value, name)
         for name, value in (
             ("n_rectangles", n_rectangles), ("n_contexts", n_contexts),
-            ("n_replacements", n_replacements), ("n_pairs", n_pairs), ("budget", budget),
+            ("n_replacements", n_replacements), ("budget", budget),
             ("horizon", horizon), ("batch_size", batch_size),
             ("max_exhaustive_states", max_exhaustive_states),
         )
@@ -184,47 +207,56 @@ def certify(
     xs, source = _initial_states(model, states, rngs[0])
     tracker = _Tracker(progress)
     counted = _CountingModel(model, tracker.add)
-    on_host = answers_on_host(counted)
-    if exhaustive is None:
-        exhaustive = on_host and num_states <= max_exhaustive_states
-    skipped = "not computed (exact=False)"
+    note = "not computed (exact=False)"
     if exact is None:
-        exact = on_host and num_states <= EXACT_MAX_STATES
-        skipped = (
-            f"not computed: q**n = {num_states} > {EXACT_MAX_STATES} states" if on_host else
-            "not computed: the model answers on a device (an MLM); exact values need an "
-            "in-memory model (pass exact=True to build its chain anyway)"
-        )
-    settings = Settings(
-        n_rectangles=counts["n_rectangles"], n_contexts=counts["n_contexts"],
-        n_replacements=min(counts["n_replacements"], model.q - 1), n_pairs=counts["n_pairs"],
-        budget=counts["budget"], horizon=counts["horizon"], batch_size=counts["batch_size"],
-        exhaustive=bool(exhaustive),
-    )
-    contexts = xs[: settings.n_contexts]
-    tracker.plan(_planned_rows(model, xs, contexts, settings, basin is not None))
+        exact = num_states <= EXACT_MAX_STATES
+        note = f"not computed: q**n = {num_states} > {EXACT_MAX_STATES} states"
     started = time.perf_counter()
     seconds: dict[str, float] = {}
+    chain, work = None, counted
+    if exact:
+        tracker.plan({"table": table_queries(model.n, model.q)})
+    with tracker.stage("table", seconds):
+        if exact:  # the score table: n q^(n-1) queries; every stage then reads it for free
+            chain = ExactChain(counted, tau, max_states=num_states, batch_size=batch_size)
+            work = chain.tabulated()
+    on_host = chain is not None or answers_on_host(counted)
+    if exhaustive is None:
+        exhaustive = on_host and num_states <= max_exhaustive_states
+    settings = Settings(
+        n_rectangles=counts["n_rectangles"], n_contexts=counts["n_contexts"],
+        n_replacements=min(counts["n_replacements"], model.q - 1), n_pairs=n_pairs,
+        budget=counts["budget"], horizon=counts["horizon"], batch_size=counts["batch_size"],
+        exhaustive=bool(exhaustive), search_budget=search_budget,
+    )
+    if chain is not None:  # table lookups: large batches, nothing asked of the model
+        settings_work = dataclasses.replace(settings, batch_size=max(batch_size, TABLE_BATCH))
+    else:
+        settings_work = settings
+        tracker.plan(_planned_rows(model, xs, xs[: settings.n_contexts], settings,
+                                   basin is not None))
+    contexts = xs[: settings.n_contexts]
     with tracker.stage("rectangles", seconds):
-        incompat = _incompatibility(counted, xs, tau, settings, rngs[1])
+        incompat = _incompatibility(work, xs, tau, settings_work, rngs[1])
     with tracker.stage("influence", seconds):
-        infl = _influence(counted, tau, contexts, settings, eps, rngs[2], max_exhaustive_states)
+        infl = _influence(work, tau, contexts, settings_work, eps, rngs[2], max_exhaustive_states)
     with tracker.stage("margins", seconds):
-        marg = margins(counted, xs, tau=tau, batch_size=settings.batch_size)
+        marg = margins(work, xs, tau=tau, batch_size=settings_work.batch_size)
         basin_result = None
         if basin is not None:
-            basin_result = _basin(counted, xs, tau, basin, settings, max_exhaustive_states)
+            basin_result = _basin(work, xs, tau, basin, settings_work, max_exhaustive_states)
     with tracker.stage("drift", seconds):
-        drift_at_states, drift_band = _drift(counted, xs, tau, settings, max_exhaustive_states)
+        drift_at_states, drift_band = _drift(work, xs, tau, settings_work, max_exhaustive_states)
     with tracker.stage("coupling", seconds):
-        coup = _coupling(counted, xs, tau, settings, rngs[3], rngs[4])
+        coup = None
+        if n_pairs:
+            coup = _coupling(work, xs, tau, settings_work, rngs[3], rngs[4])
     with tracker.stage("exact", seconds):
-        values, note = None, skipped
-        if exact:
+        values = None
+        if chain is not None:
             trap = marg.best_trap
-            values, note = exact_values(
-                model, tau, eps, None if trap is None else xs[trap], device=device
-            )
+            values = exact_values(chain, eps, None if trap is None else xs[trap], device=device)
+            note = f"exact chain over all {num_states} states"
     timings = Timings(**seconds, total=time.perf_counter() - started, rows=tracker.asked)
     name = str(getattr(model, "name", type(model).__name__))
     labels = tuple(str(v) for v in getattr(model, "labels", range(model.q)))
@@ -278,6 +310,7 @@ def _influence(
         model, tau, contexts=None if settings.exhaustive else contexts,
         n_replacements=settings.n_replacements, seed=rng, exhaustive=settings.exhaustive,
         batch_size=settings.batch_size, eps=eps, max_states=max_states,
+        search_budget=settings.search_budget,
     )
 
 
@@ -432,10 +465,11 @@ def _planned_rows(
         drift_rows += n * sum(math.comb(n, c) * (q - 1) ** (n - c) for c in levels)
     return {
         "rectangles": 4 * s.n_rectangles,
-        "influence": ctx * n * (1 + reps * (n - 1)),
+        "influence": (ctx * n * (1 + reps * (n - 1)) if s.exhaustive or not s.search_budget
+                      else s.search_budget),
         "margins": margins_rows,
         "drift": drift_rows,
-        "coupling": 1 + 2 * s.n_pairs * s.budget,
+        "coupling": 1 + 2 * s.n_pairs * s.budget if s.n_pairs else 0,
     }
 
 

@@ -28,6 +28,7 @@ def format_certificate(cert: Certificate) -> str:
         ("incompatibility (Proposition 4, rectangle test)", _incompatibility_section(cert)),
         ("influence & Theorem 5", _influence_section(cert)),
         ("margins & Theorem 8", _margins_section(cert)),
+        *((("exact chain (every state)", _exact_section(cert)),) if cert.exact else ()),
         ("drift (Section 5.4)", _drift_section(cert)),
         ("coupling (Section 6.1)", _coupling_section(cert)),
         ("claims", _claims_section(cert)),
@@ -80,10 +81,14 @@ def _incompatibility_section(cert: Certificate) -> list[str]:
         _row("mean |delta|  (sd, median, max)", r.mean_abs_delta,
              f"({_num(r.sd_abs_delta)}, {_num(r.median_abs_delta)}, {_num(r.max_abs_delta)})"),
         _row("mean signed delta  (sd)", r.mean_delta, f"({_num(r.sd_delta)})"),
-        _row("p-value: mean |delta| > atol", r.p_value_abs),
+        _row("p-value: |delta| above rounding", r.p_value_abs),
         _row("p-value: signed t / Wilcoxon", r.p_value_t, r.p_value_wilcoxon),
-        _row("rectangles with |delta| > atol", f"{r.n_above_atol} / {r.n_rectangles}",
-             f"(atol {r.atol:g})"),
+        _row("above their rounding bound", f"{r.n_above_bound} / {r.n_rectangles}",
+             f"(largest bound {r.max_error_bound:.3g}, {r.precision})"),
+        *([] if cert.exact is None else [
+            _row("every rectangle of the chain", cert.exact.rectangles.count,
+                 f"max |delta| {_num(cert.exact.rectangles.max_abs_delta)}, mean "
+                 f"{_num(cert.exact.rectangles.mean_abs_delta)}")]),
     ]
 
 
@@ -110,7 +115,8 @@ def _influence_section(cert: Certificate) -> list[str]:
         pair("best bound on t_mix(eps)", "best_bound"),
     ]
     if e is not None:
-        out.append(f"  {'exact t_mix(eps), worst start':<{_WIDTH}} {'':<22}{e.tmix}")
+        out.append(f"  {'exact t_mix(eps), worst start':<{_WIDTH}} {'':<22}{_num(e.tmix)}")
+        out.append(f"  {'exact spectral gap (absolute)':<{_WIDTH}} {'':<22}{_num(e.absolute_gap)}")
         out.append(f"  {'exact relaxation time':<{_WIDTH}} {'':<22}{_num(e.relaxation_time)}")
     out += [
         _row("Lemma 6: max_i sum_j Delta/(4 tau)", r.lemma6_alpha,
@@ -118,8 +124,38 @@ def _influence_section(cert: Certificate) -> list[str]:
         _row("tanh form: max_i sum_j tanh(.)", r.tanh_alpha),
         _row("certificate from tanh(Delta/4tau)",
              f"{r.oscillation_contraction.best}: {_num(r.oscillation_contraction.best_bound)}"),
-        _row("comparisons", r.n_comparisons),
+        _row("rho(C) lower bound (rounding-safe)", r.rho_lower,
+             "(>= 1: no certificate can exist)" if r.no_certificate else ""),
+        _row("comparisons" if not r.searched else "search: model rows, witnesses",
+             r.n_comparisons, *(() if not r.searched else (len(r.witnesses),))),
     ]
+    return out
+
+
+def _state(cert: Certificate, state: tuple[int, ...] | None) -> str:
+    if state is None:
+        return "n/a"
+    sep = "" if all(len(label) == 1 for label in cert.labels) else " "
+    return sep.join(cert.labels[v] for v in state)
+
+
+def _exact_section(cert: Certificate) -> list[str]:
+    e = cert.exact
+    out = [
+        _row("states", e.num_states),
+        _row("reversible (detailed balance)", e.reversible),
+        _row("most probable state, its mass", _state(cert, e.mode_state),
+             e.max_stationary_mass),
+        _row("perfect traps among all states", e.perfect_traps),
+    ]
+    if e.best_trap_state is not None:
+        bound = e.best_trap_escape_bound
+        out += [
+            _row("best trap, Delta*", _state(cert, e.best_trap_state), e.best_trap_delta_star),
+            _row("its escape: Theorem 8 bound, exact", bound, e.best_trap_exact_escape,
+                 "(vacuous)" if bound is not None and bound >= 1 else ""),
+        ]
+    out += [_row("not computed", note) for note in e.notes]
     return out
 
 
@@ -178,6 +214,8 @@ def _drift_section(cert: Certificate) -> list[str]:
 
 def _coupling_section(cert: Certificate) -> list[str]:
     r = cert.coupling
+    if r is None:
+        return [_row("coupled pairs", "not run (n_pairs = 0)")]
     return [
         _row("pairs, step budget", len(r.times), r.budget),
         _row("coupling times (censored at budget)", *_first(r.times)),
@@ -204,9 +242,10 @@ def _timings_section(cert: Certificate) -> list[str]:
     rate = t.rows / t.total if t.total > 0 else math.inf
     return [
         _row("load model and states (s)", t.load),
+        _row("score table of the exact chain (s)", t.table),
         *(_row(f"{name} (s)", getattr(t, name))
           for name in ("rectangles", "influence", "margins", "drift", "coupling")),
-        _row("exact chain (s)", t.exact),
+        _row("exact values (s)", t.exact),
         _row("certify total (s)", t.total),
         _row("conditionals asked (rows/s)", t.rows, f"({rate:.1f}/s)"),
     ]

@@ -22,7 +22,10 @@ from glauber.core.enumeration import all_states
 from glauber.core.protocol import ConditionalModel
 from glauber.core.validation import check_eps, check_positive_int, check_tau
 from glauber.errors import InvalidParameterError
+from glauber.estimators.influence_search import search_influence
+from glauber.estimators.influence_threshold import rho_lower_bound
 from glauber.estimators.sampler import SeedLike, concat
+from glauber.estimators.witnesses import Witness, witness_tolerance
 from glauber.theory.contraction import ContractionCertificate, certify_contraction
 from glauber.theory.influence_bounds import (
     corollary7_alpha_bound,
@@ -74,6 +77,23 @@ class InfluenceResult(JsonResult):
     oscillation_contraction : ContractionCertificate
         Corrected Theorem 5 applied to ``tanh(Delta / (4 tau)) >= C`` (a certificate from score
         oscillations alone; never tighter than ``contraction``).
+    rho_lower : float
+        A lower bound on the spectral radius of Definition 2's matrix that survives rounding
+        (:func:`~glauber.estimators.influence_threshold.rho_lower_bound` of ``C`` less
+        ``tolerance``): every entry of ``C`` is a realised TV, so this bounds ``rho(c(tau))``
+        from below whether ``C`` was enumerated, sampled or searched.
+    no_certificate : bool
+        ``rho_lower >= 1``: no Theorem 5 certificate can hold at this ``tau`` (rigorous).
+    tolerance : float
+        Rounding allowance of one computed TV (the scores' precision at ``tau``).
+    searched : bool
+        ``C`` and ``Delta`` come from :func:`~glauber.estimators.search_influence` (a batched
+        search for the suprema) rather than from sampled contexts.
+    witnesses : tuple of Witness
+        With ``searched``: the explicit pair realising each non-zero entry (re-evaluate them
+        with :func:`~glauber.estimators.recheck_witnesses`).
+    queries : int
+        Rows the search sent to the model (0 without a search).
     """
 
     tau: float
@@ -97,6 +117,12 @@ class InfluenceResult(JsonResult):
     lemma6_alpha: float
     tanh_alpha: float
     oscillation_contraction: ContractionCertificate
+    rho_lower: float
+    no_certificate: bool
+    tolerance: float
+    searched: bool = False
+    witnesses: tuple[Witness, ...] = ()
+    queries: int = 0
 
 
 def influence(
@@ -109,6 +135,7 @@ def influence(
     batch_size: int = 4096,
     eps: float = 0.25,
     max_states: int = 100_000,
+    search_budget: int = 0,
 ) -> InfluenceResult:
     """Estimate the influence matrix ``C(tau)`` (Definition 2) and oscillations ``Delta`` (Lemma 6).
 
@@ -138,6 +165,10 @@ def influence(
         Target distance of the Theorem 5 certificates.
     max_states : int
         Largest ``q ** n`` enumerated when ``exhaustive``.
+    search_budget : int
+        When > 0 (and not ``exhaustive``): search for the suprema with
+        :func:`~glauber.estimators.search_influence` within this many model rows, starting from
+        ``contexts``, instead of sampling replacements; every entry then carries its witness.
 
     Returns
     -------
@@ -179,7 +210,16 @@ def influence(
         else:
             offsets = np.broadcast_to(np.arange(1, q), keys.shape)
         reps = (xs[:, :, None] + offsets) % q
-    C, Delta, n_comparisons = _max_influence(model, xs, reps, tau, batch_size)
+    search = None
+    if exhaustive or not search_budget:
+        C, Delta, n_comparisons, dtype = _max_influence(model, xs, reps, tau, batch_size)
+        tolerance = witness_tolerance(dtype, tau)
+    else:
+        budget = check_positive_int(search_budget, "search_budget")
+        search = search_influence(model, tau, budget=budget, starts=xs, seed=rng,
+                                  batch_size=batch_size, target="rho")
+        C, Delta, n_comparisons, tolerance = search.C, search.Delta, search.queries, search.tolerance
+    rho_lower = rho_lower_bound(C, tolerance)
     lem = np.asarray(lemma6_bound(Delta, tau))
     th = np.asarray(tanh_bound(Delta, tau))
     cert = certify_contraction(C, eps)
@@ -190,7 +230,7 @@ def influence(
         is_lower_bound=not exhaustive,
         exhaustive=bool(exhaustive),
         n_contexts=int(xs.shape[0]),
-        n_replacements=int(reps.shape[2]),
+        n_replacements=0 if search is not None else int(reps.shape[2]),
         n_comparisons=n_comparisons,
         alpha_row=cert.alpha_row,
         alpha_col=cert.alpha_col,
@@ -205,13 +245,20 @@ def influence(
         lemma6_alpha=corollary7_alpha_bound(Delta, tau, sharp=False),
         tanh_alpha=corollary7_alpha_bound(Delta, tau, sharp=True),
         oscillation_contraction=certify_contraction(influence_matrix_bound(Delta, tau), eps),
+        rho_lower=rho_lower,
+        no_certificate=bool(rho_lower >= 1.0),
+        tolerance=float(tolerance),
+        searched=search is not None,
+        witnesses=() if search is None else search.witnesses,
+        queries=0 if search is None else int(search.queries),
     )
 
 
 def _max_influence(
     model: ConditionalModel, xs: np.ndarray, reps: np.ndarray, tau: float, batch_size: int
-) -> tuple[np.ndarray, np.ndarray, int]:
-    """Max TV and max oscillation over every (context, j, b, i != j) query."""
+) -> tuple[np.ndarray, np.ndarray, int, str]:
+    """Max TV and max oscillation over every (context, j, b, i != j) query, the number of
+    queries and the dtype of the log-conditionals."""
     s_count, n = xs.shape
     r = reps.shape[2]
     # Base conditionals p(. | x_{-i}) for every context and site, kept in the model's library.
@@ -246,6 +293,7 @@ def _max_influence(
     n_queries = s_count * n * r * (n - 1)
     C = np.zeros((n, n))
     Delta = np.zeros((n, n))
+    dtype = "float64"
     for lo, hi, lp in iter_log_conditionals(model, n_queries, build, tau, batch_size):
         s, j, _, i = decode(lo, hi)
         ref = base[like(lp, s * n + i)]
@@ -255,7 +303,8 @@ def _max_influence(
         osc = to_numpy((xp.amax(diff, axis=-1) - xp.amin(diff, axis=-1)) * tau)
         np.maximum.at(C, (i, j), tv)
         np.maximum.at(Delta, (i, j), osc)
-    return C, Delta, n_queries
+        dtype = str(lp.dtype).removeprefix("torch.")
+    return C, Delta, n_queries, dtype
 
 
 __all__ = [

@@ -113,10 +113,11 @@ class MarginsResult(JsonResult):
 
     @property
     def best_trap(self) -> int | None:
-        """Index of the perfect trap with the largest margin, or None without a perfect trap."""
-        if not self.n_perfect:
+        """Index of the trap with the largest margin that rounding cannot undo
+        (``state_min_lower > 0``), or None without one."""
+        if not (self.state_min_lower > 0).any():
             return None
-        return int(np.argmax(np.where(self.perfect, self.state_min, -np.inf)))
+        return int(np.argmax(np.where(self.state_min_lower > 0, self.state_min_lower, -np.inf)))
 
 
 def margins(

@@ -43,12 +43,18 @@ from glauber.toy_models import (
     exact_coupling,
     exact_influence,
     exact_margins,
+    exact_rectangles,
     exact_spectral,
     mixing,
 )
 from glauber.toy_models.exact_basins import Bottleneck
 from glauber.toy_models.exact_coupling import WorstAdjacentPair
-from glauber.toy_models.score_table import DEFAULT_BATCH_SIZE, score_table
+from glauber.toy_models.exact_rectangles import RectangleSummary
+from glauber.toy_models.score_table import (
+    DEFAULT_BATCH_SIZE,
+    TabulatedModel,
+    score_table,
+)
 from glauber.toy_models.stationary import (
     GTH_MAX_STATES,
     LOG_GTH_MAX_STATES,
@@ -59,6 +65,7 @@ from glauber.toy_models.stationary import (
     log_stationary_distribution,
     stationary_distribution,
 )
+from glauber.toy_models.stepping import GlauberKernel
 
 
 class ExactChain:
@@ -419,7 +426,8 @@ class ExactChain:
     ) -> np.ndarray:
         """``d(t)`` at each time in ``ts`` (see :meth:`distance`)."""
         return mixing.distance_curve(
-            self._mixing_matrix(method), self._stationary_for_distances(), ts, backend, device,
+            self._mixing_matrix(method, backend), self._stationary_for_distances(), ts, backend,
+            device,
             method=method,
         )
 
@@ -446,14 +454,19 @@ class ExactChain:
             If ``method="squaring"`` is asked of more than 4096 states.
         """
         return mixing.mixing_time(
-            self._mixing_matrix(method), self._stationary_for_distances(), eps, backend, device,
+            self._mixing_matrix(method, backend), self._stationary_for_distances(), eps, backend,
+            device,
             method=method,
         )
 
-    def _mixing_matrix(self, method: str) -> Any:
-        """The cached dense ``P`` where squaring may run, else the sparse one."""
+    def _mixing_matrix(self, method: str, backend: str = "numpy") -> Any:
+        """The cached dense ``P`` where squaring may run; for stepping, the kernel from its
+        conditionals (:class:`~glauber.toy_models.stepping.GlauberKernel`, numpy, ``q >= 4``:
+        cheaper than the sparse product) or the sparse ``P``."""
         if method != "stepping" and self.num_states <= mixing.MAX_DENSE_STATES:
             return self.dense_transition_matrix()
+        if backend == "numpy" and self.q >= 4:
+            return self._cached("kernel", lambda: GlauberKernel(self.conditionals()))
         return self.transition_matrix()
 
     # ------------------------------------------------------------------------------ spectrum
@@ -507,13 +520,20 @@ class ExactChain:
     def absolute_spectral_gap(self) -> float:
         """``1 - max{|lambda| : lambda != 1}`` (LPW 2nd ed., Section 12.2).
 
-        Accuracy as :meth:`spectral_gap`.
+        Accuracy as :meth:`spectral_gap`; above the dense limit (4096 states) by ARPACK
+        (:func:`glauber.toy_models.exact_spectral.sparse_absolute_spectral_gap`), to absolute
+        accuracy ~1e-10 and refusing gaps below 1e-6.
 
         Raises
         ------
         PrecisionError
             If the gap is below float64's resolution on a chain of more than 32 states.
         """
+        if self.num_states > mixing.MAX_DENSE_STATES:
+            return self._cached(
+                "abs_gap",
+                lambda: exact_spectral.sparse_absolute_spectral_gap(self.transition_matrix()),
+            )
         return self._cached(
             "abs_gap",
             lambda: exact_spectral.absolute_spectral_gap(
@@ -638,6 +658,16 @@ class ExactChain:
     def margins(self, mask: Any) -> BasinMargins:
         """Exact Assumption 1 data of the basin ``mask`` (see :class:`BasinMargins`)."""
         return exact_margins.exact_basin_margins(self.scores(), mask)
+
+    def rectangles(self) -> RectangleSummary:
+        """``|delta|`` over every rectangle of the chain (Proposition 4; 0 for a joint law)."""
+        return self._cached(
+            "rectangles", lambda: exact_rectangles.rectangle_summary(self.log_conditionals())
+        )
+
+    def tabulated(self) -> TabulatedModel:
+        """The model as its score table: a host model every estimator can enumerate for free."""
+        return self._cached("tabulated", lambda: TabulatedModel(self.model, self.scores()))
 
     def one_step_hamming(self, x_index: int, y_index: int) -> float:
         """Exact ``E[d_H(X_1, Y_1)]`` under the same-site maximal coupling from ``(x, y)``."""

@@ -28,6 +28,7 @@ from glauber.core.io import atomic_write_bytes, atomic_write_text, cache_root
 from glauber.core.protocol import ConditionalModel
 from glauber.core.validation import check_positive_int
 from glauber.errors import NonFiniteScoresError
+from glauber.toy_models.base import ToyModel
 
 #: Rows per :meth:`scores` call when building a table.
 DEFAULT_BATCH_SIZE = 256
@@ -114,6 +115,47 @@ def score_table(
     return table
 
 
+class TabulatedModel(ToyModel):
+    """A model answering from its score table: ``s_i(a; x_{-i}) = table[i, index(x), a]``.
+
+    Once a real model's table is built (:func:`score_table`), every estimator can run on the
+    table instead of the model: exhaustively, on the host, at no model cost. Name, labels and
+    ``default_states`` are the source model's.
+
+    Parameters
+    ----------
+    source : ConditionalModel
+        The model the table was built from.
+    table : numpy.ndarray, shape (n, q**n, q)
+        Its score table.
+
+    Examples
+    --------
+    >>> from glauber.toy_models import FunctionModel
+    >>> m = FunctionModel(2, 2, lambda x, i: np.stack([x.sum(1), 0 * x.sum(1)], 1).astype(float))
+    >>> t = TabulatedModel(m, score_table(m))
+    >>> t.scores(np.array([[1, 1]]), np.array([0])).tolist() == m.scores(np.array([[1, 1]]), [0]).tolist()
+    True
+    """
+
+    def __init__(self, source: ConditionalModel, table: np.ndarray) -> None:
+        labels = getattr(source, "labels", None)
+        super().__init__(int(source.n), int(source.q),
+                         name=str(getattr(source, "name", type(source).__name__)),
+                         labels=None if labels is None else [str(v) for v in labels])
+        self.source = source
+        self.table = table
+        self._weights = radix_weights(self.n, self.q)
+
+    def score_site(self, states: np.ndarray, site: int) -> np.ndarray:
+        return self.table[site, states @ self._weights]
+
+    def default_states(self) -> Any:
+        """The source model's default states (None when it has none)."""
+        method = getattr(self.source, "default_states", None)
+        return None if method is None else method()
+
+
 def _states_with_site_zero(n: int, q: int, i: int) -> np.ndarray:
     """The ``q^(n-1)`` states with ``x_i = 0``, in the mixed-radix order of the others."""
     others = np.delete(np.arange(n), i)
@@ -168,4 +210,10 @@ def _save_site(folder: Path, i: int, site: np.ndarray) -> None:
     atomic_write_bytes(folder / f"site_{i}.npy", buf.getvalue())
 
 
-__all__ = ["DEFAULT_BATCH_SIZE", "TABLE_FORMAT", "score_table", "table_queries"]
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "TABLE_FORMAT",
+    "TabulatedModel",
+    "score_table",
+    "table_queries",
+]

@@ -457,8 +457,11 @@ def stationary_distribution(
         ``"gth"``: :func:`gth_stationary` (dense blocked GTH, ``O(S^3)``, relative accuracy on
         every entry; a few seconds at 4096 states);
         ``"sparse"``: :func:`sparse_stationary`; ``"iterative"``: :func:`iterative_stationary`;
-        ``"auto"``: GTH up to :data:`GTH_MAX_STATES` (4096) states, the direct solve up to
-        :data:`SPARSE_DIRECT_MAX_STATES`, the Krylov solve above.
+        ``"auto"``: GTH up to :data:`GTH_MAX_STATES` (4096) states; above, the Krylov solve
+        (milliseconds on a well-conditioned chain, checked by its residual), falling back to the
+        direct solve up to :data:`SPARSE_DIRECT_MAX_STATES` when the Krylov solve fails its
+        check (the direct solve's fill-in costs minutes on dense-ish chains such as a window of
+        three sites over 20 tokens).
     tol : float
         Residual tolerance of the sparse and iterative solves.
 
@@ -481,8 +484,13 @@ def stationary_distribution(
     if method == "auto":
         if S <= GTH_MAX_STATES:
             method = "gth"
+        elif S > SPARSE_DIRECT_MAX_STATES:
+            method = "iterative"
         else:
-            method = "sparse" if S <= SPARSE_DIRECT_MAX_STATES else "iterative"
+            try:
+                return iterative_stationary(P, tol=tol)
+            except ConvergenceError:
+                method = "sparse"
     if method == "sparse":
         return sparse_stationary(P, tol=tol)
     if method == "iterative":

@@ -41,6 +41,55 @@ TV_CHUNK_ELEMENTS = 2**22
 MAX_BLOCK_ELEMENTS = 2**31 - 1
 
 
+class GlauberKernel:
+    """The Glauber kernel given by its conditionals, applied without forming ``P``.
+
+    ``mu P (y) = (1/n) sum_i p_i(y_i | y_{-i}) sum_a mu(y^(i -> a))`` (the paper's kernel): one
+    step of a block of distributions costs ``3 n S`` operations per column (a sum over each
+    site's axis, a product, an accumulation) against ``2 nnz(P) = 2 n q S`` for the sparse
+    matrix, so it is the cheaper step once ``q`` exceeds a few tokens (a window of three sites
+    over 20 amino acids steps about seven times faster).
+
+    Parameters
+    ----------
+    conditionals : numpy.ndarray, shape (n, q**n, q)
+        ``p_tau(a | x_{-i})`` for every site and state (mixed radix, site 0 most significant).
+
+    Examples
+    --------
+    >>> p = np.full((2, 4, 2), 0.5)  # two independent fair coins
+    >>> K = GlauberKernel(p)
+    >>> (K.T @ np.eye(4)[:, [0]]).ravel().tolist()  # from (0, 0): half a step on each site
+    [0.5, 0.25, 0.25, 0.0]
+    """
+
+    def __init__(self, conditionals: np.ndarray) -> None:
+        n, S, q = conditionals.shape
+        self.n, self.q, self.shape = n, q, (S, S)
+        digits = (np.arange(S)[:, None] // q ** np.arange(n - 1, -1, -1)[None, :]) % q
+        #: ``w[i, y] = p_i(y_i | y_{-i})``: the probability of landing on ``y`` from its site-i
+        #: neighbours.
+        self.w = np.take_along_axis(conditionals, digits.T[:, :, None], axis=2)[..., 0]
+        #: Operations per column and step (what the ski-rental budget compares).
+        self.nnz = 3 * n * S
+
+    @property
+    def T(self) -> "GlauberKernel":
+        """``self`` (its ``@`` is the transpose product ``P^T D``: see :meth:`__matmul__`)."""
+        return self
+
+    def __matmul__(self, D: np.ndarray) -> np.ndarray:
+        """``P^T D``: each column ``mu`` of ``D`` becomes ``mu P``."""
+        S, b = D.shape
+        out = np.zeros_like(D)
+        for i in range(self.n):
+            view = D.reshape(self.q**i, self.q, self.q ** (self.n - 1 - i), b)
+            mass = view.sum(axis=1, keepdims=True)  # sum_a mu(y^(i -> a)), shared by y_i
+            out += (np.broadcast_to(mass, view.shape).reshape(S, b)) * self.w[i][:, None]
+        out /= self.n
+        return out
+
+
 class PointMassBlocks:
     """The sparse kernel ``P^T`` and ``pi`` in numpy/scipy or torch float64, stepping blocks of
     point masses (LPW 2nd ed., Section 4.5).
@@ -77,7 +126,14 @@ class PointMassBlocks:
         device: str | None = None,
         block_bytes: int | None = None,
     ) -> None:
-        PT = sp.csr_matrix(P, dtype=np.float64).T.tocsr()
+        if isinstance(P, GlauberKernel):
+            if backend != "numpy":
+                raise InvalidParameterError(
+                    "a GlauberKernel steps in numpy; pass the sparse P for backend='torch'"
+                )
+            PT = P.T
+        else:
+            PT = sp.csr_matrix(P, dtype=np.float64).T.tocsr()
         pi = np.asarray(pi, dtype=np.float64)
         S = PT.shape[0]
         if PT.shape != (S, S) or pi.shape != (S,):
@@ -283,6 +339,7 @@ __all__ = [
     "crossing_times",
     "DEFAULT_BLOCK_BYTES",
     "DEFAULT_MAX_STEPS",
+    "GlauberKernel",
     "MAX_BLOCK_ELEMENTS",
     "PointMassBlocks",
     "stepping_distance_curve",

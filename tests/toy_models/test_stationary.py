@@ -112,18 +112,25 @@ def test_random_sparse_chains_are_stationary(seed: int, S: int, spread: float) -
             assert np.abs(sol.pi - pi).sum() < 100 * tol
 
 
-def test_auto_picks_gth_for_small_and_sparse_above_the_limit(monkeypatch) -> None:
+def test_auto_picks_gth_then_krylov_then_the_direct_solve_as_fallback(monkeypatch) -> None:
     P = np.array([[0.5, 0.5, 0.0], [0.25, 0.5, 0.25], [0.0, 0.5, 0.5]])  # pi = (1/4, 1/2, 1/4)
     small = stationary_distribution(P)
     assert small.method == "gth" and small.clipped_mass == 0.0
     monkeypatch.setattr(stationary, "GTH_MAX_STATES", 2)
     large = stationary_distribution(sp.csr_matrix(P))
-    assert large.method == "sparse"
+    assert large.method == "iterative"
+
+    def fails(*args, **kwargs):
+        raise ConvergenceError("Krylov solve did not converge")
+
+    monkeypatch.setattr(stationary, "iterative_stationary", fails)
+    fallback = stationary_distribution(sp.csr_matrix(P))
+    assert fallback.method == "sparse"
     monkeypatch.setattr(stationary, "SPARSE_DIRECT_MAX_STATES", 2)
-    larger = stationary_distribution(sp.csr_matrix(P))
-    assert larger.method == "iterative"
-    for sol in (small, large, larger):
-        np.testing.assert_allclose(sol.pi, [0.25, 0.5, 0.25], rtol=1e-14)
+    with pytest.raises(ConvergenceError):
+        stationary_distribution(sp.csr_matrix(P))
+    for sol in (small, large, fallback):
+        np.testing.assert_allclose(sol.pi, [0.25, 0.5, 0.25], rtol=1e-12)
 
 
 def test_residual_checks_raise() -> None:
