@@ -20,7 +20,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glauber.certify import STAGES, Certificate, ClaimKey, certify
-from glauber.estimators import recheck_witnesses
 from glauber.errors import (
     BasinError,
     InvalidParameterError,
@@ -29,6 +28,7 @@ from glauber.errors import (
     SequenceLengthError,
     StateSpaceTooLargeError,
 )
+from glauber.estimators import recheck_witnesses
 from glauber.toy_models import (
     AsymmetricIsingModel,
     FunctionModel,
