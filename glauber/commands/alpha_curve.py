@@ -35,8 +35,11 @@ def run(args: argparse.Namespace) -> int:
     res = alpha_curve(args.model, args.taus, args.out, args.length, args.contexts,
                       args.replacements, args.seed, args.eps, executor_from(args), args.device,
                       progress=not args.no_progress, command=command_line())
-    kind = "exact" if res["exhaustive"] else "estimated (lower bounds on alpha)"
-    print(f"{res['model']} (n={res['n']}, {kind}); certificate holds from tau =")
+    if res["exhaustive"]:
+        print(f"{res['model']} (n={res['n']}, exact influences); certificate holds from tau =")
+    else:
+        print(f"{res['model']} (n={res['n']}): NOT certified (sampled influences are lower "
+              "bounds on alpha); the lower-bound estimate drops below 1 from tau =")
     for name, tau in res["thresholds"].items():
         print(f"  {name:>12}: {'not on this grid' if tau is None else f'{tau:g}'}")
     print(f"  Corollary 7: tau > {res['corollary7_tau']:.4g}")
