@@ -53,7 +53,7 @@ def check_out_folder(out: str | os.PathLike[str]) -> Path:
     if not here.is_dir():
         raise OutputPathError(f"--out {out}: {here} is not a folder, so the folder cannot be "
                               "created; choose another --out")
-    if not os.access(here, os.W_OK | os.X_OK):
+    if not os.access(here, os.W_OK | os.X_OK) or not os.stat(here).st_mode & 0o222:
         what = "the folder" if here == path else f"its parent folder {here}"
         raise OutputPathError(f"--out {out}: {what} is not writable; choose a writable --out "
                               "or change its permissions")
