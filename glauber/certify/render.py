@@ -150,6 +150,10 @@ def _source(source: str) -> str:
     }.get(source, f"from {source}")
 
 
+def _is_inf(value: Any) -> bool:
+    return isinstance(value, float) and math.isinf(value)
+
+
 def _vacuous_if(value: Any, vacuous: bool) -> str:
     return _num(value) + (" (vacuous)" if vacuous else "")
 
@@ -320,7 +324,7 @@ def _claims_section(cert: Certificate) -> list[str]:
         out += [
             f"  [{held}; {proof}] {c.statement}",
             f"      -> {c.certifies}",
-            f"      value: {_num(c.bound)}; caveat: {c.caveat}",
+            f"      value: {_vacuous_if(c.bound, _is_inf(c.bound))}; caveat: {c.caveat}",
         ]
     return out
 

@@ -275,6 +275,7 @@ def trajectory(
     levels: Sequence[float] | str = (0.1, 0.2, 0.4),
     device: str = "cpu",
     progress: bool = True,
+    command: str | None = None,
 ) -> dict:
     """Run (or resume) long chains and analyse them; see the module docstring.
 
@@ -296,6 +297,8 @@ def trajectory(
         MLMs).
     window, threshold : trap detection (steps, cosine drift).
     levels : semantic-drift levels whose hitting times are reported.
+    command : str, optional
+        The command line, recorded in ``manifest.json``.
 
     Raises
     ------
@@ -334,7 +337,8 @@ def trajectory(
               "steps": steps, "chains": chains, "checkpoint_every": checkpoint_every,
               "record_every": record_every, "seed": int(seed), "window": window,
               "threshold": float(threshold), "levels": level_list}
-    with OutputFolder(out, "trajectory", config, OUTPUTS, "checkpoint.json") as folder:
+    with OutputFolder(out, "trajectory", config, OUTPUTS, "checkpoint.json",
+                      command) as folder:
         done = _finished_summary(folder, config)
         if done is not None:  # a finished run: nothing to redo
             return done
