@@ -237,6 +237,7 @@ def test_foreign_folder_is_not_overwritten(glauber, tmp_path):
     (tmp_path / "foreign" / "trajectory.csv").write_text("mine\n")
     glauber("trajectory", *SMALL_RUN, "--out", "foreign").one_line_error(2, "trajectory.csv")
     assert (tmp_path / "foreign" / "trajectory.csv").read_text() == "mine\n"
+    assert [p.name for p in (tmp_path / "foreign").iterdir()] == ["trajectory.csv"]
 
 
 # ----------------------------------------------------------------------- ordinary mistakes

@@ -16,6 +16,7 @@ folder that cannot be created or written. :class:`OutputFolder` then, around the
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from types import TracebackType
@@ -115,11 +116,14 @@ class OutputFolder:
         except OSError as exc:
             raise OutputPathError(f"--out {self.path}: cannot create the folder: "
                                   f"{exc.strerror or exc}") from exc
+        fresh = not (self.path / LOCK).exists()
         self._acquire()
         try:
             self._check_owner()
             self.write_manifest("running")
         except BaseException:
+            if fresh:  # leave a refused folder as it was
+                (self.path / LOCK).unlink(missing_ok=True)
             self._release()
             raise
         return self
@@ -134,8 +138,6 @@ class OutputFolder:
 
     def read_manifest(self) -> dict | None:
         """The folder's manifest, or None when there is none (or it is not readable JSON)."""
-        import json
-
         try:
             value = json.loads((self.path / MANIFEST).read_text(encoding="utf-8"))
         except (OSError, ValueError):
