@@ -8,13 +8,15 @@ operating-system error on a user's file, and running out of memory are printed a
 ``glauber <command>: error: <message>``, on stderr. Exit codes: 0 success, 1 a runtime failure
 (or a command's own negative verdict, e.g. ``verify``), 2 bad input (argparse's usage errors,
 :class:`~glauber.errors.GlauberInputError`, a resume mismatch, a missing optional package),
-130 interrupted (Ctrl-C). ``glauber --debug <command>`` shows the traceback instead.
+130 interrupted (Ctrl-C), 141 when the reader of stdout went away (``glauber ... | head``,
+silently). ``glauber --debug <command>`` shows the traceback instead.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 import traceback
 from typing import Sequence
@@ -30,7 +32,7 @@ from glauber.errors import (
 COMMANDS = ("verify", "certify", "phase_diagram", "alpha_curve", "trajectory", "compare")
 
 #: Exit codes of the ``glauber`` command.
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 0, 1, 2, 130, 141
 #: Errors a user fixes by changing the command line (exit code 2).
 USAGE_ERRORS = (GlauberInputError, ResumeMismatchError, MissingDependencyError)
 
@@ -82,6 +84,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
+    except BrokenPipeError:  # `glauber certify | head`: the reader left; nothing to report
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so the final flush at exit cannot fail again
+        return EXIT_BROKEN_PIPE
     except KeyboardInterrupt as exc:
         if args.debug:
             traceback.print_exc()
@@ -103,6 +109,7 @@ __all__ = [
     "COMMANDS",
     "error_line",
     "exit_code",
+    "EXIT_BROKEN_PIPE",
     "EXIT_FAILURE",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
