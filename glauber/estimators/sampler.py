@@ -12,7 +12,7 @@ between steps.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -242,6 +242,7 @@ def glauber_chains(
     record_every: int | None = None,
     frozen: Sequence[int] | np.ndarray | None = None,
     batch_size: int = 4096,
+    progress: Callable[[int], Any] | None = None,
 ) -> ChainsResult:
     """Run ``B`` independent Glauber chains in parallel (the kernel of docs/theory.md, "Notation").
 
@@ -269,6 +270,9 @@ def glauber_chains(
         Sites never resampled.
     batch_size : int
         Most rows per :meth:`scores` call.
+    progress : callable, optional
+        ``progress(1)`` after every step (e.g. a tqdm bar's ``update``); draws nothing, so the
+        chains are the same with or without it.
 
     Returns
     -------
@@ -323,6 +327,8 @@ def glauber_chains(
             lp = step_log_conditionals(model, states, sites, tau, batch_size, check_finite=False)
             guard.update(lp)
             states[rows, sites] = sample_categorical(lp, gen)
+            if progress is not None:
+                progress(1)
             if (record_every is not None and t % record_every == 0) or (
                 record_every is None and t == n_steps
             ):

@@ -123,7 +123,8 @@ def run_chains(
               disable=not progress) as bar:
         while step < config["steps"]:
             k = min(every, config["steps"] - step)
-            res = glauber_chains(model, config["tau"], states, k, seed=rng, record_every=record)
+            res = glauber_chains(model, config["tau"], states, k, seed=rng, record_every=record,
+                                 progress=bar.update)
             keep = res.recorded_steps > 0
             size = _append(csv_path, _format_rows(
                 model, step + res.recorded_steps[keep], res.trajectory[keep]
@@ -134,7 +135,6 @@ def run_chains(
                 "config_hash": h, "step": step, "states": states, "rng": rng.bit_generator.state,
                 "csv_bytes": size, "config": config,
             }) + "\n")
-            bar.update(k)
 
 
 def read_checkpoint(path: Path, config: dict) -> dict:
