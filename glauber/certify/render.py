@@ -35,7 +35,8 @@ LEGEND = (
     "proved for this model at this tau; [held; not rigorous] the hypothesis held on sampled "
     "numbers (lower bounds) or on a diagnostic, so what follows is an estimate, not a proof; "
     "[not held; ...] the hypothesis failed, so the statement gives nothing (RIGOROUS there "
-    "means the failure itself is proved); (vacuous) a bound that says nothing (a probability "
+    "means the failure itself is proved); '-> nothing' after [held; ...]: the statement gives "
+    "nothing even so (it is false as printed, or its bound is vacuous); (vacuous) a bound that says nothing (a probability "
     "bound >= 1, an infinite t_mix bound, a t_mix lower bound below one step)"
 )
 
