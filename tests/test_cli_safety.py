@@ -272,7 +272,7 @@ def test_help_texts(glauber):
 def test_ctrl_c_prints_one_line_and_exits_130(tmp_path):
     proc = subprocess.Popen(
         [sys.executable, "-m", "glauber.cli", "trajectory", "--model", TOY, "--steps",
-         "100000000", "--chains", "1", "--checkpoint-every", "100", "--out", "run",
+         "10000000", "--chains", "1", "--checkpoint-every", "100", "--out", "run",
          "--no-progress"],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
     _wait_for(tmp_path / "run" / "checkpoint.json", proc)
@@ -288,12 +288,12 @@ def test_ctrl_c_prints_one_line_and_exits_130(tmp_path):
 def test_second_run_into_a_locked_folder_fails_at_once(glauber, tmp_path):
     first = subprocess.Popen(
         [sys.executable, "-m", "glauber.cli", "trajectory", "--model", TOY, "--steps",
-         "100000000", "--chains", "1", "--checkpoint-every", "100", "--out", "run",
+         "10000000", "--chains", "1", "--checkpoint-every", "100", "--out", "run",
          "--no-progress"],
         cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env())
     try:
         _wait_for(tmp_path / "run" / "checkpoint.json", first)
-        glauber("trajectory", "--model", TOY, "--steps", "100000000", "--chains", "1",
+        glauber("trajectory", "--model", TOY, "--steps", "10000000", "--chains", "1",
                 "--checkpoint-every", "100", "--out", "run", "--no-progress").one_line_error(
             1, "another glauber run", f"pid {first.pid}")
     finally:
