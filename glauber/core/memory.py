@@ -41,12 +41,12 @@ def available_disk(path: str | os.PathLike[str]) -> int | None:
 
 def human_bytes(nbytes: float) -> str:
     """``nbytes`` as ``"1.5 GiB"``."""
-    value = float(nbytes)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{value:.3g} {unit}" if unit != "B" else f"{int(value)} B"
-        value /= 1024
-    return f"{value:.3g} PiB"  # pragma: no cover
+    value, unit = float(nbytes), "B"
+    for bigger in ("KiB", "MiB", "GiB", "TiB", "PiB"):
+        if value < 1024:
+            break
+        value, unit = value / 1024, bigger
+    return f"{int(value)} B" if unit == "B" else f"{value:.3g} {unit}"
 
 
 def check_fits(nbytes: float, what: str, advice: str, disk: str | None = None) -> None:
