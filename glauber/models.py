@@ -146,7 +146,8 @@ def read_states(path: str | os.PathLike[str], model: ConditionalModel) -> np.nda
     Raises
     ------
     InvalidParameterError
-        If the file cannot be read or is not UTF-8 text, holds no state, or a toy line is not integers.
+        If the file cannot be read or is not UTF-8 text, holds no state, or a toy line is not
+        integers.
     SequenceLengthError
         If a state does not have ``model.n`` tokens.
     VocabularyError

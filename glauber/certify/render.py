@@ -1,9 +1,9 @@
 """The human-readable table of a :class:`~glauber.certify.certificate.Certificate`.
 
 It opens with a verdict block (:func:`verdict_lines`): what is proved, what is only estimated,
-what is not known, and a legend of the claim labels. Then the sections: model, incompatibility (Proposition 4), influence & Theorem 5 (with the exact chain's
-column when the certificate holds exact values), margins & Theorem 8, drift (Section 5.4),
-coupling (Section 6.1), claims, timings.
+what is not known, and a legend of the claim labels. Then the sections: model, incompatibility
+(Proposition 4), influence & Theorem 5 (with the exact chain's column when the certificate holds
+exact values), margins & Theorem 8, drift (Section 5.4), coupling (Section 6.1), claims, timings.
 """
 
 from __future__ import annotations
@@ -36,8 +36,9 @@ LEGEND = (
     "numbers (lower bounds) or on a diagnostic, so what follows is an estimate, not a proof; "
     "[not held; ...] the hypothesis failed, so the statement gives nothing (RIGOROUS there "
     "means the failure itself is proved); '-> nothing' after [held; ...]: the statement gives "
-    "nothing even so (it is false as printed, or its bound is vacuous); (vacuous) a bound that says nothing (a probability "
-    "bound >= 1, an infinite t_mix bound, a t_mix lower bound below one step)"
+    "nothing even so (it is false as printed, or its bound is vacuous); (vacuous) a bound that "
+    "says nothing (a probability bound >= 1, an infinite t_mix bound, a t_mix lower bound "
+    "below one step)"
 )
 
 

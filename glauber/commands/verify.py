@@ -30,8 +30,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "verify",
         help="check the paper's statements exactly on toy chains (theorem table)",
         description=(
-            "Check every statement of the paper (and its corrections) exactly on a battery of toy chains (random "
-            "function models, Ising/Potts on graphs, asymmetric Ising, Curie-Weiss, planted "
+            "Check every statement of the paper (and its corrections) exactly on a battery of "
+            "toy chains (random function models, Ising/Potts on graphs, asymmetric Ising, "
+            "Curie-Weiss, planted "
             "basins; fixed seeds) and print the theorem table. Exit code 1 if a verified or "
             "corrected statement fails anywhere or a refuted one shows no counterexample."
         ),
