@@ -256,9 +256,12 @@ def plot_alpha_curve(result: dict, path: str | os.PathLike[str]) -> None:
     exact = [r["exact_tmix"] for r in rows]
     if any(v is not None for v in exact):
         right.plot(taus, [np.nan if v is None else v for v in exact], "k*-", label="exact t_mix")
+    none = [r["tau"] for r in rows if not math.isfinite(_as_float(r["tmix_matrix_power"]))]
     right.set_xscale("log")
     right.set_yscale("log")
-    right.set_xlabel("tau")
+    right.set_xlabel("tau" + ("" if not none else  # points that cannot be drawn: say so
+                              "\n(no certificate, infinite bound, at tau = "
+                              + ", ".join(f"{t:g}" for t in none) + ")"))
     right.set_ylabel("t_mix(1/4) certificate (steps)")
     right.legend(fontsize=7)
     fig.suptitle(f"{result['model']} (n={result['n']}, q={result['q']})", fontsize=9)
