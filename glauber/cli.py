@@ -13,7 +13,9 @@ from typing import Sequence
 
 from glauber.errors import GlauberError
 
-COMMANDS = ("verify", "certify", "phase_diagram", "alpha_curve", "trajectory", "compare")
+COMMANDS = (
+    "verify", "certify", "recheck", "phase_diagram", "alpha_curve", "trajectory", "compare",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

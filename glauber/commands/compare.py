@@ -11,10 +11,15 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "compare",
         help="rectangle test, alphas, margins, drift, coupling and exact t_mix, model by model",
+        description="The toy-versus-MLM table: every certificate of each model over a grid of "
+                    "temperatures (Markdown + JSON in --out; rerunning resumes). --context and "
+                    "--sites apply to every masked LM of --models (toys keep their own chain).",
     )
     from glauber.experiments.cli_support import add_common_arguments
+    from glauber.models import add_window_arguments
 
     add_common_arguments(p, model=False)
+    add_window_arguments(p)
     p.add_argument("--models", required=True,
                    help="comma-separated models, e.g. ising-cycle:n=8,asym-ising:n=8,antiberty")
     p.add_argument("--taus", required=True, help="temperatures, e.g. 0.5,1,2")
@@ -30,9 +35,14 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) the comparison and print the Markdown."""
     from glauber.experiments.cli_support import command_line, executor_from
+    from glauber.experiments.common import parse_names
     from glauber.experiments.compare import compare, compare_markdown
+    from glauber.models import is_toy_spec, window_spec
 
-    results = compare(args.models, args.taus, args.out, args.length, args.contexts,
+    names = [name if is_toy_spec(name) or args.context is None
+             else window_spec(name, args.context, args.sites)
+             for name in parse_names(args.models, "--models")]
+    results = compare(names, args.taus, args.out, args.length, args.contexts,
                       args.rectangles, args.pairs, args.budget, args.seed, executor_from(args),
                       args.device, progress=not args.no_progress, command=command_line())
     print(compare_markdown(results))

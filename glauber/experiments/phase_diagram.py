@@ -20,6 +20,7 @@ from typing import Sequence
 import numpy as np
 
 from glauber.core.io import atomic_write_text
+from glauber.errors import InvalidParameterError
 from glauber.estimators.coupling import coupling_time
 from glauber.experiments.checkpoint import ResultsLog, dumps
 from glauber.experiments.common import (
@@ -33,6 +34,7 @@ from glauber.experiments.common import (
     write_csv,
 )
 from glauber.experiments.executor import Executor, LocalExecutor, run_cells
+from glauber.models import CONTEXT_SEPARATOR
 
 #: Columns of ``phase_diagram.csv``.
 COLUMNS = (
@@ -49,7 +51,8 @@ def cell_seed(seed: int, tau: float, n: int) -> np.random.SeedSequence:
 def phase_cell(cell: dict) -> dict:
     """Coupling times of one (model, tau, n) cell; the function the executor runs."""
     start = time.perf_counter()
-    model = get_model(cell["model"], cell["n"], cell["device"])
+    window = CONTEXT_SEPARATOR in cell["model"]  # a window's length is its own
+    model = get_model(cell["model"], None if window else cell["n"], cell["device"])
     rng = np.random.default_rng(cell_seed(cell["seed"], cell["tau"], cell["n"]))
     x0 = rng.integers(model.q, size=(cell["pairs"], model.n))
     y0 = rng.integers(model.q, size=(cell["pairs"], model.n))
@@ -75,7 +78,7 @@ def phase_cell(cell: dict) -> dict:
 def phase_diagram(
     model: str,
     taus: Sequence[float] | str,
-    lengths: Sequence[int] | str,
+    lengths: Sequence[int] | str | None,
     pairs: int,
     budget: int,
     seed: int,
@@ -93,7 +96,8 @@ def phase_diagram(
     model : str
         Model specification (MLM name or toy specification; a toy's ``n`` is set per cell).
     taus, lengths : sequences or comma-separated strings
-        The grid.
+        The grid. A window specification (``model@context[sites]``) has one length, its
+        number of sites: ``lengths`` is then None (or that number).
     pairs : int
         Coupled pairs per cell, >= 1.
     budget : int
@@ -122,10 +126,21 @@ def phase_diagram(
         ``out`` holds a log of another configuration.
     """
     tau_list = parse_floats(taus, "taus")
+    if CONTEXT_SEPARATOR in model:
+        k = int(get_model(model, None, device).n)
+        if lengths is not None and parse_ints(lengths, "lengths") != [k]:
+            raise InvalidParameterError(
+                f"--lengths does not apply to a window: {model} resamples {k} sites; leave "
+                "--lengths out (or choose other --sites)"
+            )
+        lengths = [k]
+    if lengths is None:
+        raise InvalidParameterError("give the sequence lengths of the grid, e.g. --lengths 8,16")
     n_list = parse_ints(lengths, "lengths")
     pairs = positive_budget(pairs, "pairs")
     budget = positive_budget(budget, "budget")
-    get_model(model, n_list[0], device)  # fail fast on an unknown model
+    if CONTEXT_SEPARATOR not in model:
+        get_model(model, n_list[0], device)  # fail fast on an unknown model
     config = {"experiment": "phase-diagram", "model": model, "taus": tau_list,
               "lengths": n_list, "pairs": pairs, "budget": budget, "seed": int(seed),
               "exact": bool(exact)}
