@@ -67,7 +67,8 @@ def _model_section(cert: Certificate) -> list[str]:
     return [
         _row("model", cert.model),
         _row("sites n, vocabulary q", cert.n, cert.q),
-        _row("states examined", f"{len(cert.states)} ({cert.states_source})"),
+        _row("states examined", f"{len(cert.states)} ({cert.states_source})"
+             + ("; the exhaustive stages visit every state" if s.exhaustive else "")),
         _row("influence", "exhaustive (every state: exact)" if s.exhaustive else
              f"searched: {cert.influence.queries} model rows from {s.n_contexts} start "
              "state(s) (LOWER bounds, each realised by a witness)" if cert.influence.searched

@@ -281,16 +281,18 @@ def plot_alpha_curve(result: dict, path: str | os.PathLike[str]) -> None:
                        ("tmix_spectral", "spectral"), ("tmix_matrix_power", "matrix power")):
         vals = [_as_float(r[key]) for r in rows]
         right.plot(taus, [v if math.isfinite(v) else np.nan for v in vals], marker="o",
-                   label=f"bound: {label}")
+                   label=f"{'estimate (no bound)' if rows[0]['is_lower_bound'] else 'bound'}: "
+                   f"{label}")
     exact = [r["exact_tmix"] for r in rows]
     if any(v is not None for v in exact):
         right.plot(taus, [np.nan if v is None else v for v in exact], "k*-", label="exact t_mix")
     right.set_xscale("log")
     right.set_yscale("log")
     right.set_xlabel("tau")
-    right.set_ylabel("t_mix(1/4) certificate (steps)")
+    right.set_ylabel("t_mix(1/4) (steps)")
     right.legend(fontsize=7)
     fig.suptitle(f"{result['model']} (n={result['n']}, q={result['q']})", fontsize=9)
+    fig.tight_layout()
     save_figure(fig, path)
     plt.close(fig)
 
