@@ -56,8 +56,20 @@ class StateSpaceTooLargeError(GlauberInputError):
     """The state space ``q**n`` exceeds the configured enumeration limit."""
 
 
+class ResourceLimitError(GlauberInputError):
+    """A run would need more memory (or disk) than the machine has; checked before the work."""
+
+
+class OutputLockedError(GlauberError):
+    """Another run is writing into the same output folder (it holds the folder's lock)."""
+
+
 class BasinError(GlauberInputError):
     """A basin is empty or is the whole state space."""
+
+
+class InvalidModelError(GlauberInputError, TypeError):
+    """An object passed as a model is not a ConditionalModel (e.g. a specification string)."""
 
 
 class UnknownModelError(GlauberInputError):
@@ -136,7 +148,10 @@ __all__ = [
     "NonPositiveConditionalError",
     "StateSpaceTooLargeError",
     "BasinError",
+    "ResourceLimitError",
+    "OutputLockedError",
     "BoundEvaluationError",
+    "InvalidModelError",
     "UnknownModelError",
     "DeviceUnavailableError",
     "FrozenSitesError",

@@ -76,11 +76,11 @@ def resolve_model(
         ``"cpu"``, ``"cuda"``, ... (checked even for toy models, which compute on the host).
     dtype : str, optional
         Compute precision of an MLM: None (float32), ``"bfloat16"``, or ``"float16"`` (CUDA);
-        ignored for toy models, which compute exactly in float64.
+        refused for toy models, which compute exactly in float64.
     autocast : str, optional
         Autocast precision of a masked LM's forward pass over float32 weights: None (off),
         ``"bfloat16"``, or ``"float16"`` (CUDA); see :class:`glauber.mlm_backend.HFMaskedLM`.
-        Ignored for toy models.
+        Refused for toy models.
 
     Returns
     -------
@@ -94,7 +94,8 @@ def resolve_model(
     SequenceLengthError
         If ``length`` exceeds what the MLM allows, or differs from a toy model's ``n``.
     InvalidParameterError
-        If ``length`` is not a positive integer, or ``autocast`` is invalid, combined with a
+        If ``length`` is not a positive integer, ``dtype`` or ``autocast`` is given for a toy
+        model, or ``autocast`` is invalid, combined with a
         ``dtype`` other than float32, or asked of a model that is not a masked LM.
     DeviceUnavailableError
         If the device does not exist (e.g. ``cuda`` on a machine without CUDA).
@@ -111,6 +112,12 @@ def resolve_model(
     if length is not None:
         length = check_positive_int(length, "length")
     if is_toy_spec(spec):
+        for flag, value in (("--dtype", dtype), ("--autocast", autocast)):
+            if value is not None and value != "float32":
+                raise InvalidParameterError(
+                    f"{flag} {value} applies to masked LMs; the toy model {spec} computes "
+                    f"exactly in float64: drop {flag}"
+                )
         model = parse_toy_spec(spec)
         if length is not None and length != model.n:
             raise SequenceLengthError(
@@ -401,16 +408,23 @@ def read_states(path: str | os.PathLike[str], model: ConditionalModel) -> np.nda
     Raises
     ------
     InvalidParameterError
-        If the file cannot be read, holds no state, or a toy line is not integers.
+        If the file cannot be read or is not UTF-8 text, holds no state, or a toy line is not integers.
     SequenceLengthError
         If a state does not have ``model.n`` tokens.
     VocabularyError
         If a token is outside the model's vocabulary.
     """
     try:
-        text = Path(path).read_text()
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
-        raise InvalidParameterError(f"cannot read states from {path}: {exc}") from exc
+        raise InvalidParameterError(
+            f"cannot read states from {path}: {exc.strerror or exc}"
+        ) from exc
+    except UnicodeDecodeError as exc:
+        raise InvalidParameterError(
+            f"{path} is not a UTF-8 text file (byte {exc.start} cannot be decoded); give a text "
+            "file with one state per line"
+        ) from exc
     lines = [
         (k, line.strip()) for k, line in enumerate(text.splitlines(), start=1)
         if line.strip() and not line.lstrip().startswith("#")

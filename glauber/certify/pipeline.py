@@ -30,7 +30,8 @@ from glauber.certify.claims import build_claims
 from glauber.certify.exact import EXACT_MAX_STATES, exact_values
 from glauber.core.conditionals import answers_on_host, host_states
 from glauber.core.enumeration import all_states
-from glauber.core.protocol import ConditionalModel
+from glauber.core.memory import check_fits
+from glauber.core.protocol import ConditionalModel, check_model
 from glauber.core.validation import (
     check_eps,
     check_nonnegative_int,
@@ -52,6 +53,8 @@ DEFAULT_RANDOM_STATES = 4
 #: Model rows the influence search may spend when influences are not enumerated
 #: (about a minute for AntiBERTy on 20 sites on two CPU cores).
 DEFAULT_SEARCH_BUDGET = 2000
+#: n x n float64 matrices the influence stage holds at once (for the memory check).
+INFLUENCE_MATRICES = 6
 #: Rows per lookup of a score table (nothing is asked of the model then).
 TABLE_BATCH = 65536
 
@@ -158,6 +161,11 @@ def certify(
         If ``tau`` is not finite and > 0.
     InvalidProbabilityError
         If ``eps`` is not in (0, 1).
+    InvalidModelError
+        If ``model`` is not a ConditionalModel (a specification string: resolve it first with
+        :func:`glauber.models.resolve_model`).
+    ResourceLimitError
+        If the influence matrices of ``model.n`` sites cannot fit in the memory available.
     InvalidParameterError
         If a count is < 1, ``seed`` is negative, the model has fewer than two sites, or
         ``states`` is empty.
@@ -177,6 +185,7 @@ def certify(
     >>> claim.rigorous, claim.holds, cert.exact.tmix <= claim.bound
     (True, True, True)
     """
+    model = check_model(model)
     tau = check_tau(tau)
     eps = check_eps(eps)
     seed = check_nonnegative_int(seed, "seed")
@@ -196,10 +205,15 @@ def certify(
             f"certify needs a model with n >= 2 sites (rectangles and influences pair two sites); "
             f"this model has n = {model.n}"
         )
+    # the influence stage holds a few n x n float64 matrices (C, Delta and their derived forms)
+    check_fits(INFLUENCE_MATRICES * 8.0 * model.n ** 2,
+               f"the {model.n} x {model.n} influence matrices",
+               "certify a model with fewer sites (a shorter --length, or a smaller n in the "
+               "toy specification)")
     num_states = int(model.q) ** int(model.n)
     if exhaustive and num_states > max_exhaustive_states:
         raise StateSpaceTooLargeError(
-            f"exhaustive=True needs q**n = {model.q}**{model.n} = {num_states} states, over "
+            f"exhaustive=True needs q**n = {_count(model.q, model.n)} states, over "
             f"max_exhaustive_states = {max_exhaustive_states}; sample instead (exhaustive=None "
             "or False) or raise the limit"
         )
@@ -295,6 +309,13 @@ def certify(
         exact=values,
         exact_note=note,
     )
+
+
+def _count(q: int, n: int) -> str:
+    """``q**n`` for a message: the number when it is short, else ``q**n ~ 10^k``."""
+    if n * math.log10(max(q, 2)) < 16:
+        return f"{int(q) ** int(n)}"
+    return f"{q}**{n} ~ 10^{n * math.log10(q):.0f}"
 
 
 # ------------------------------------------------------------------------------- the stages

@@ -1,6 +1,7 @@
 """The human-readable table of a :class:`~glauber.certify.certificate.Certificate`.
 
-Sections: model, incompatibility (Proposition 4), influence & Theorem 5 (with the exact chain's
+It opens with a verdict block (:func:`verdict_lines`): what is proved, what is only estimated,
+what is not known, and a legend of the claim labels. Then the sections: model, incompatibility (Proposition 4), influence & Theorem 5 (with the exact chain's
 column when the certificate holds exact values), margins & Theorem 8, drift (Section 5.4),
 coupling (Section 6.1), claims, timings.
 """
@@ -15,6 +16,70 @@ import numpy as np
 from glauber.certify.certificate import Certificate
 
 _WIDTH = 34
+#: Short names of the claims in the verdict block.
+_SHORT = {
+    "prop4": "Proposition 4 (rectangles)",
+    "thm5-corrected": "Theorem 5, corrected (t_mix upper bound)",
+    "thm5-printed": "Theorem 5 as printed (one-step contraction)",
+    "cor7": "Corollary 7 (alpha from score oscillations)",
+    "thm5-oscillation": "Theorem 5 on tanh(Delta/4tau)",
+    "thm8-trap": "Theorem 8 on a perfect trap",
+    "thm8-basin": "Theorem 8 on the given basin",
+    "drift-printed": "Section 5.4 as printed (drift)",
+    "drift-band": "Section 5.4 corrected (drift band)",
+    "coupling": "coupling times (Section 6.1)",
+}
+#: What the labels of the claims section mean (printed once, in the verdict block).
+LEGEND = (
+    "legend of the claims below: [held; RIGOROUS] the hypothesis held and what follows is "
+    "proved for this model at this tau; [held; not rigorous] the hypothesis held on sampled "
+    "numbers (lower bounds) or on a diagnostic, so what follows is an estimate, not a proof; "
+    "[not held; ...] the hypothesis failed, so the statement gives nothing (RIGOROUS there "
+    "means the failure itself is proved); (vacuous) a bound that says nothing (a probability "
+    "bound >= 1, an infinite t_mix bound, a t_mix lower bound below one step)"
+)
+
+
+def verdict_lines(cert: Certificate) -> list[str]:
+    """The verdict block: proved, estimated and not-known claims, one line each, and the legend.
+
+    *Proved*: rigorous claims that conclude something (a vacuous bound is listed as not
+    known). *Estimated*: non-rigorous claims whose hypothesis held (sampled lower bounds,
+    diagnostics). *Not known*: claims that conclude nothing here.
+    """
+    proved, estimated, unknown = [], [], []
+    for c in cert.claims:
+        name = _SHORT.get(c.key, c.key)
+        nothing = c.certifies.startswith("nothing")
+        vacuous = bool(c.details.get("vacuous_escape")) and bool(c.details.get("vacuous_tmix"))
+        if nothing or vacuous:
+            unknown.append(f"{name}" + (" (its bounds are vacuous)" if vacuous else ""))
+        else:
+            line = f"{name}: " + _brief(c.certifies, max(40, 94 - len(name)))
+            (proved if c.rigorous else estimated).append(line)
+    out = []
+    for title, items in (("proved", proved), ("estimated only (not proofs)", estimated)):
+        out.append(f"  {title}:" + ("" if items else " nothing"))
+        out += [f"    - {item}" for item in items]
+    out += _wrap("not known here (the statement gives nothing on these numbers): "
+                 + ("; ".join(unknown) if unknown else "none"), "  ")
+    out += _wrap(LEGEND, "  ")
+    return out
+
+
+def _brief(text: str, limit: int = 110) -> str:
+    """``text`` cut at a word boundary to at most ``limit`` characters (the claims section
+    below has it in full)."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    return text[:limit].rsplit(" ", 1)[0] + " ..."
+
+
+def _wrap(text: str, indent: str, width: int = 100) -> list[str]:
+    import textwrap
+
+    return textwrap.wrap(text, width=width, initial_indent=indent, subsequent_indent=indent)
 
 
 def format_certificate(cert: Certificate) -> str:
@@ -24,6 +89,7 @@ def format_certificate(cert: Certificate) -> str:
         f"eps = {cert.eps:g}, seed = {cert.seed}, device = {cert.device})"
     ]
     for title, body in (
+        ("verdict", verdict_lines(cert)),
         ("model", _model_section(cert)),
         ("incompatibility (Proposition 4, rectangle test)", _incompatibility_section(cert)),
         ("influence & Theorem 5", _influence_section(cert)),
@@ -67,7 +133,7 @@ def _model_section(cert: Certificate) -> list[str]:
     return [
         _row("model", cert.model),
         _row("sites n, vocabulary q", cert.n, cert.q),
-        _row("states examined", f"{len(cert.states)} ({cert.states_source})"
+        _row("states examined", f"{len(cert.states)} ({_source(cert.states_source)})"
              + ("; the exhaustive stages visit every state" if s.exhaustive else "")),
         _row("influence", "exhaustive (every state: exact)" if s.exhaustive else
              f"searched: {cert.influence.queries} model rows from {s.n_contexts} start "
@@ -75,6 +141,24 @@ def _model_section(cert: Certificate) -> list[str]:
              else f"sampled: {s.n_contexts} context(s) x {s.n_replacements} replacement(s)"),
         _row("exact values", cert.exact_note),
     ]
+
+
+def _source(source: str) -> str:
+    """Where the examined states came from, in words."""
+    return {
+        "default states": "the model's default states: the shipped antibody chains for protein "
+                          "models; --states FILE picks others",
+        "random states": "uniform random states drawn with the seed; --states FILE picks others",
+        "given": "given",
+    }.get(source, f"from {source}")
+
+
+def _is_inf(value: Any) -> bool:
+    return isinstance(value, float) and math.isinf(value)
+
+
+def _vacuous_if(value: Any, vacuous: bool) -> str:
+    return _num(value) + (" (vacuous)" if vacuous else "")
 
 
 def _incompatibility_section(cert: Certificate) -> list[str]:
@@ -103,11 +187,16 @@ def _influence_section(cert: Certificate) -> list[str]:
     out = [(f"  {'':<{_WIDTH}} {kind:<22}" + ("exact chain" if e is not None else "")).rstrip()]
 
     def pair(label: str, name: str) -> str:
-        value = _num(getattr(c, name))
-        if not r.exhaustive and name.startswith(("tmix", "best_bound")) and value != "inf":
-            value += " (no bound)"  # computed from lower bounds of the c_ij
-        line = f"  {label:<{_WIDTH}} {value:<22}"
-        return (line + (_num(getattr(x, name)) if x is not None else "")).rstrip()
+        def show(value: Any) -> str:  # an infinite t_mix bound bounds nothing
+            text = _vacuous_if(value, isinstance(value, float) and name.startswith(
+                ("tmix", "best_bound")) and math.isinf(value))
+            if not r.exhaustive and name.startswith(("tmix", "best_bound")) and text != "inf" \
+                    and "vacuous" not in text:
+                text += " (no bound)"  # computed from lower bounds of the c_ij
+            return text
+
+        line = f"  {label:<{_WIDTH}} {show(getattr(c, name)):<22}"
+        return (line + (show(getattr(x, name)) if x is not None else "")).rstrip()
 
     out += [
         pair("alpha_row (paper's alpha)", "alpha_row"),
@@ -180,10 +269,13 @@ def _margins_section(cert: Certificate) -> list[str]:
     else:
         out += [
             _row("trap state (best margin)", t, f"Delta* = {_num(float(r.state_min[t]))}"),
-            _row("escape: |V| e^(-D/tau), sharper", float(r.trap_escape_bound[t]),
-                 float(r.trap_sharper_escape_bound[t])),
+            _row("escape: |V| e^(-D/tau), sharper",
+                 _vacuous_if(float(r.trap_escape_bound[t]), r.trap_escape_bound[t] >= 1),
+                 _vacuous_if(float(r.trap_sharper_escape_bound[t]),
+                             r.trap_sharper_escape_bound[t] >= 1)),
             _row("escape: exact P(x, {x}^c)", float(r.escape[t])),
-            _row("t_mix(1/4) >= e^(D/tau)/(4|V|)", float(r.trap_tmix_lower_bound[t]),
+            _row("t_mix(1/4) >= e^(D/tau)/(4|V|)",
+                 _vacuous_if(float(r.trap_tmix_lower_bound[t]), r.trap_tmix_lower_bound[t] < 1),
                  "(needs mu({x}) <= 1/2)"),
         ]
         if cert.exact is not None and cert.exact.trap_mass is not None:
@@ -193,7 +285,8 @@ def _margins_section(cert: Certificate) -> list[str]:
         out += [
             _row("basin states (complete?)", b.basin_size, b.complete),
             _row("Assumption 1 / Delta* / k", b.holds, b.delta_star, b.k),
-            _row("escape bound, sharper", b.escape_bound, b.sharper_escape_bound),
+            _row("escape bound, sharper", _vacuous_if(b.escape_bound, b.escape_bound >= 1),
+                 _vacuous_if(b.sharper_escape_bound, b.sharper_escape_bound >= 1)),
             _row("exact escape: max, mean", float(np.max(escape)), float(np.mean(escape))),
             _row("t_mix(1/4) lower bound", b.tmix_lower_bound),
         ]
@@ -239,7 +332,7 @@ def _claims_section(cert: Certificate) -> list[str]:
         out += [
             f"  [{held}; {proof}] {c.statement}",
             f"      -> {c.certifies}",
-            f"      value: {_num(c.bound)}; caveat: {c.caveat}",
+            f"      value: {_vacuous_if(c.bound, _is_inf(c.bound))}; caveat: {c.caveat}",
         ]
     return out
 
@@ -258,4 +351,4 @@ def _timings_section(cert: Certificate) -> list[str]:
     ]
 
 
-__all__ = ["format_certificate"]
+__all__ = ["LEGEND", "format_certificate", "verdict_lines"]

@@ -11,9 +11,13 @@ def register(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "compare",
         help="rectangle test, alphas, margins, drift, coupling and exact t_mix, model by model",
-        description="The toy-versus-MLM table: every certificate of each model over a grid of "
-                    "temperatures (Markdown + JSON in --out; rerunning resumes). --context and "
-                    "--sites apply to every masked LM of --models (toys keep their own chain).",
+        description="Run certify's pipeline on every model at every temperature and print the "
+                    "comparison as Markdown (also compare.md and compare.json in --out): the "
+                    "rectangle test at tau = 1, per-state margins and the share of perfect "
+                    "traps, and per temperature the Theorem 5 certificates (exact for "
+                    "enumerable toys, lower bounds otherwise), the drift bound and the median "
+                    "coupling time. Rerunning the same command in the same --out resumes. --context and --sites "
+                    "apply to every masked LM of --models (toys keep their own chain).",
     )
     from glauber.experiments.cli_support import add_common_arguments
     from glauber.models import add_window_arguments

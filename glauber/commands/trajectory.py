@@ -36,13 +36,14 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) the chains and print a summary."""
+    from glauber.experiments.cli_support import command_line
     from glauber.experiments.trajectory import trajectory
 
     if args.ray is not None:
         print("trajectory: --ray ignored (one sequential run per command)")
     s = trajectory(args.model, args.tau, args.steps, args.chains, args.checkpoint_every, args.out,
                    args.seed, args.record_every, args.length, args.window, args.threshold,
-                   args.levels, args.device, not args.no_progress)
+                   args.levels, args.device, not args.no_progress, command_line())
     print(f"{s['n_traps']} traps ({s['n_perfect']} perfect) -> {args.out}/trajectory_summary.json")
     return 0
 

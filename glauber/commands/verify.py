@@ -10,9 +10,9 @@ statement shows its counterexample; 1 otherwise; 2 on bad input.
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
-from glauber.core.io import write_json_atomic
+from glauber.core.io import check_output_path, write_json_atomic
+from glauber.core.validation import check_nonnegative_int
 from glauber.errors import InvalidParameterError
 from glauber.verification import (
     STATEMENTS_BY_NAME,
@@ -30,7 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "verify",
         help="check the paper's statements exactly on toy chains (theorem table)",
         description=(
-            "Check every statement of docs/theory.md exactly on a battery of toy chains (random "
+            "Check every statement of the paper (and its corrections) exactly on a battery of toy chains (random "
             "function models, Ising/Potts on graphs, asymmetric Ising, Curie-Weiss, planted "
             "basins; fixed seeds) and print the theorem table. Exit code 1 if a verified or "
             "corrected statement fails anywhere or a refuted one shows no counterexample."
@@ -50,16 +50,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="worker processes (default 1; the table is the same for any J)")
     parser.add_argument("--statement", metavar="NAME", nargs="+", action="extend",
                         choices=list(STATEMENTS_BY_NAME),
-                        help="check only these statements (default: all)")
+                        help="check only these statements (default: all): "
+                             + ", ".join(STATEMENTS_BY_NAME))
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Run the verification; return the exit code."""
-    if args.json and not Path(args.json).resolve().parent.is_dir():
-        raise InvalidParameterError(
-            f"--json {args.json}: its folder does not exist; create it or choose another path"
-        )
+    check_nonnegative_int(args.seed, "--seed")
+    if args.json:  # before the battery: a bad target fails in a second, not after the run
+        check_output_path(args.json)
     if args.examples is not None and args.examples < 1:
         raise InvalidParameterError(f"--examples must be >= 1, got {args.examples}")
     if args.jobs < 1:

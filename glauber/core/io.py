@@ -61,7 +61,7 @@ def check_output_path(path: str | os.PathLike[str]) -> Path:
     folder = target.parent
     if not folder.is_dir():
         raise OutputPathError(f"cannot write {given}: the folder {folder} does not exist")
-    if not os.access(folder, os.W_OK | os.X_OK):
+    if not os.access(folder, os.W_OK | os.X_OK) or not _writable_bits(folder):
         raise OutputPathError(f"cannot write {given}: the folder {folder} is not writable")
     return target
 
@@ -127,6 +127,14 @@ def cache_root() -> Path:
     """
     root = os.environ.get("GLAUBER_CACHE") or Path.home() / ".cache" / "glauber"
     return Path(root).expanduser()
+
+
+def _writable_bits(path: Path) -> bool:
+    """Some write bit is set (``os.access`` says yes to root even in a read-only folder)."""
+    try:
+        return bool(os.stat(path).st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+    except OSError:
+        return False
 
 
 def _umask() -> int:

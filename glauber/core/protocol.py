@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol, Sequence, runtime_checkable
 
+from glauber.errors import InvalidModelError
+
 
 @runtime_checkable
 class ConditionalModel(Protocol):
@@ -39,6 +41,31 @@ class ConditionalModel(Protocol):
         ...
 
 
+def check_model(model: Any, name: str = "model") -> Any:
+    """Return ``model`` if it has the protocol's ``n``, ``q`` and a callable ``scores``.
+
+    Raises
+    ------
+    InvalidModelError
+        If it does not; a specification string is pointed to
+        :func:`glauber.models.resolve_model`, which turns it into a model.
+    """
+    if (callable(getattr(model, "scores", None)) and hasattr(model, "n")
+            and hasattr(model, "q")):
+        return model
+    if isinstance(model, str):
+        raise InvalidModelError(
+            f"{name} must be a ConditionalModel, got the string {model!r}; resolve a name or "
+            f"specification first: glauber.models.resolve_model({model!r})"
+        )
+    raise InvalidModelError(
+        f"{name} must be a ConditionalModel (an object with n, q, vocab and scores(states, "
+        f"sites)), got {type(model).__name__}; build one (glauber.toy_models) or resolve a "
+        "name with glauber.models.resolve_model"
+    )
+
+
 __all__ = [
+    "check_model",
     "ConditionalModel",
 ]

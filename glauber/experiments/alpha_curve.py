@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
@@ -23,12 +22,15 @@ import numpy as np
 from glauber.core.arrays import to_numpy
 from glauber.core.conditionals import enumerable
 from glauber.core.io import atomic_write_text
+from glauber.core.validation import check_eps, check_nonnegative_int
 from glauber.estimators.influence import influence
 from glauber.estimators.influence_search import search_influence_sweep
 from glauber.estimators.influence_threshold import rho_lower_bound, tau_no_cert
 from glauber.estimators.witnesses import witness_tolerance
 from glauber.experiments.checkpoint import ResultsLog, dumps
 from glauber.experiments.common import (
+    check_length,
+    check_sites,
     context_states,
     exact_tmix,
     get_model,
@@ -39,11 +41,14 @@ from glauber.experiments.common import (
     write_csv,
 )
 from glauber.experiments.executor import Executor, LocalExecutor, run_cells
+from glauber.experiments.outdir import OutputFolder, check_out_folder
 
 COLUMNS = (
     "tau", "alpha_row", "alpha_col", "alpha_spectral", "spectral_radius", "tmix_row", "tmix_col",
     "tmix_spectral", "tmix_matrix_power", "best", "corollary7", "is_lower_bound", "exact_tmix",
 )
+#: Files written in the output folder (besides the results log).
+OUTPUTS = ("alpha_curve.csv", "alpha_curve.json", "alpha_curve.png")
 #: Certificate name -> the quantity that must be < 1 for it to hold.
 CERTIFICATES = {
     "row": "alpha_row", "col": "alpha_col", "spectral": "alpha_spectral",
@@ -240,24 +245,32 @@ def alpha_curve(
     Raises
     ------
     InvalidParameterError, InvalidTemperatureError, UnknownModelError, ResumeMismatchError
+    OutputPathError, OutputLockedError
+        ``out`` is not a writable folder, holds foreign files, or another run writes into it
+        (:class:`~glauber.experiments.outdir.OutputFolder`). Every argument is checked before
+        anything is written.
     """
     tau_list = sorted(parse_floats(taus, "taus"))
     contexts = positive_budget(contexts, "contexts")
     replacements = positive_budget(replacements, "replacements")
-    n = int(get_model(model, length, device).n)
+    eps = check_eps(eps, "--eps")
+    seed = check_nonnegative_int(seed, "--seed")
+    out = check_out_folder(out)
+    n = int(get_model(model, check_length(model, length), device).n)
+    check_sites(n, model)
     config = {"experiment": "alpha-curve", "model": model, "taus": tau_list, "n": n,
               "contexts": contexts, "replacements": replacements, "seed": int(seed),
               "eps": float(eps), "max_states": int(max_states), "exact": bool(exact)}
     if search_budget:
         config["search_budget"] = positive_budget(search_budget, "search_budget")
-    out = Path(out)
-    log = ResultsLog(out / "alpha_curve.jsonl", config, command)
-    cell = dict(config, key=model, device=device)
-    (result,) = run_cells(log, alpha_cell, [cell], executor or LocalExecutor(), "alpha-curve",
-                          progress)
-    write_csv(out / "alpha_curve.csv", result["rows"], COLUMNS)
-    atomic_write_text(out / "alpha_curve.json", dumps({"config": config, **result}) + "\n")
-    plot_alpha_curve(result, out / "alpha_curve.png")
+    with OutputFolder(out, "alpha-curve", config, OUTPUTS, "alpha_curve.jsonl", command):
+        log = ResultsLog(out / "alpha_curve.jsonl", config, command)
+        cell = dict(config, key=model, device=device)
+        (result,) = run_cells(log, alpha_cell, [cell], executor or LocalExecutor(),
+                              "alpha-curve", progress)
+        write_csv(out / "alpha_curve.csv", result["rows"], COLUMNS)
+        atomic_write_text(out / "alpha_curve.json", dumps({"config": config, **result}) + "\n")
+        plot_alpha_curve(result, out / "alpha_curve.png")
     return result
 
 
@@ -266,7 +279,7 @@ def plot_alpha_curve(result: dict, path: str | os.PathLike[str]) -> None:
     plt = pyplot()
     rows = result["rows"]
     taus = [r["tau"] for r in rows]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
     for key, label in (("alpha_row", "row sum (paper)"), ("alpha_col", "column sum"),
                        ("alpha_spectral", "largest singular value"),
                        ("spectral_radius", "spectral radius")):

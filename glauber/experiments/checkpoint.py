@@ -28,6 +28,13 @@ def dumps(value: Any) -> str:
     return json.dumps(jsonable(value), sort_keys=True, separators=(",", ":"), allow_nan=False)
 
 
+def differing_fields(old: Any, new: Any) -> list[str]:
+    """The keys whose values differ between two configurations (compared as canonical JSON)."""
+    old = old if isinstance(old, dict) else {}
+    new = jsonable(new) if isinstance(new, dict) else {}
+    return sorted(k for k in set(old) | set(new) if dumps(old.get(k)) != dumps(new.get(k)))
+
+
 def config_hash(config: dict) -> str:
     """SHA-256 (hex, 16 characters) of the canonical JSON of ``config``."""
     return hashlib.sha256(dumps(config).encode("utf-8")).hexdigest()[:16]
@@ -53,7 +60,9 @@ class ResultsLog:
     Raises
     ------
     ResumeMismatchError
-        If ``path`` exists and was written for a different configuration, or is not a log.
+        If ``path`` exists and holds results of a different configuration, or is not a log.
+        A log with no results yet is taken over by the new configuration (an invalid or
+        interrupted first run never blocks the valid rerun).
     """
 
     def __init__(
@@ -73,23 +82,26 @@ class ResultsLog:
             atomic_write_text(self.path, self._header_line + "\n")
 
     def _read_existing(self) -> tuple[str, dict[str, dict]]:
-        lines = self.path.read_text(encoding="utf-8").splitlines()
         try:
+            lines = self.path.read_text(encoding="utf-8").splitlines()
             header = json.loads(lines[0])["header"]
             rows = {}
             for line in lines[1:]:
                 rec = json.loads(line)
                 rows[rec["cell"]] = rec["result"]
-        except (IndexError, KeyError, TypeError, json.JSONDecodeError) as exc:
+        except (IndexError, KeyError, TypeError, UnicodeDecodeError,
+                json.JSONDecodeError) as exc:
             raise ResumeMismatchError(
-                f"{self.path} is not a glauber results log ({exc}); delete it or choose "
-                "another --out folder"
+                f"{self.path} is not a glauber results log ({type(exc).__name__}); delete it or "
+                "choose another --out folder"
             ) from exc
         if header.get("config_hash") != self.hash:
-            changed = sorted(
-                k for k in set(header.get("config", {})) | set(self.config)
-                if header.get("config", {}).get(k) != self.config.get(k)
-            )
+            if not rows:  # nothing was computed for the old configuration: start afresh
+                line = dumps({"header": {**header, "config": self.config,
+                                         "config_hash": self.hash}})
+                atomic_write_text(self.path, line + "\n")
+                return line, {}
+            changed = differing_fields(header.get("config"), self.config)
             raise ResumeMismatchError(
                 f"{self.path} was written by a different configuration (differs in: "
                 f"{', '.join(changed) or 'format'}); rerun with the original arguments to "
@@ -115,4 +127,4 @@ class ResultsLog:
         atomic_write_text(self.path, "\n".join(body) + "\n")
 
 
-__all__ = ["ResultsLog", "config_hash", "dumps"]
+__all__ = ["ResultsLog", "config_hash", "differing_fields", "dumps"]

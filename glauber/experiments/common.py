@@ -22,7 +22,7 @@ from glauber.core.arrays import to_numpy
 from glauber.core.conditionals import enumerable
 from glauber.core.io import atomic_write_bytes, atomic_write_text
 from glauber.core.validation import check_positive_int, check_tau
-from glauber.errors import InvalidParameterError
+from glauber.errors import InvalidParameterError, SequenceLengthError
 
 
 # ----------------------------------------------------------------------------------- grids
@@ -32,7 +32,7 @@ def parse_floats(text: str | Sequence[float], name: str) -> list[float]:
     Raises
     ------
     InvalidParameterError
-        If the list is empty or an item is not a number.
+        If the list is empty, an item is not a number, or a value repeats.
     InvalidTemperatureError
         If an item is not finite and positive.
     """
@@ -41,7 +41,7 @@ def parse_floats(text: str | Sequence[float], name: str) -> list[float]:
         values = [float(v) for v in items]
     except ValueError as exc:
         raise InvalidParameterError(f"--{name} must be numbers separated by commas: {exc}") from exc
-    return [check_tau(v) for v in values]
+    return _distinct([check_tau(v) for v in values], name)
 
 
 def parse_ints(text: str | Sequence[int], name: str) -> list[int]:
@@ -50,7 +50,7 @@ def parse_ints(text: str | Sequence[int], name: str) -> list[int]:
     Raises
     ------
     InvalidParameterError
-        If the list is empty or an item is not an integer >= 1.
+        If the list is empty, an item is not an integer >= 1, or a value repeats.
     """
     items = _items(text, name)
     out = []
@@ -62,7 +62,7 @@ def parse_ints(text: str | Sequence[int], name: str) -> list[int]:
                 f"--{name} must be integers separated by commas, got {v!r}"
             ) from exc
         out.append(check_positive_int(value, name))
-    return out
+    return _distinct(out, name)
 
 
 def parse_names(text: str | Sequence[str], name: str) -> list[str]:
@@ -73,7 +73,7 @@ def parse_names(text: str | Sequence[str], name: str) -> list[str]:
     Raises
     ------
     InvalidParameterError
-        If the list is empty.
+        If the list is empty or a model repeats.
     """
     out: list[str] = []
     for item in _items(text, name):
@@ -81,7 +81,20 @@ def parse_names(text: str | Sequence[str], name: str) -> list[str]:
             out[-1] = f"{out[-1]},{item}"
         else:
             out.append(item)
-    return out
+    return _distinct(out, name)
+
+
+def _distinct(values: list, name: str) -> list:
+    """``values`` if no value repeats (a repeated grid point would give duplicate rows)."""
+    seen = set()
+    for v in values:
+        if v in seen:
+            raise InvalidParameterError(
+                f"--{name} lists {v:g} twice; give each value once" if isinstance(v, float)
+                else f"--{name} lists {v} twice; give each value once"
+            )
+        seen.add(v)
+    return values
 
 
 def _items(text: str | Sequence[Any], name: str) -> list[str]:
@@ -114,6 +127,47 @@ def get_model(spec: str, length: int | None = None, device: str = "cpu") -> Any:
     if is_toy_spec(spec) and length is not None and CONTEXT_SEPARATOR not in spec:
         return resolve_model(toy_spec_at_length(spec, length), device=device)
     return resolve_model(spec, length=length, device=device)
+
+
+def check_sites(n: int, model: str) -> int:
+    """``n`` if the certificates can be computed on ``n`` sites (at least two), else an error.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``n < 2`` (influences and rectangles pair two sites).
+    """
+    if n < 2:
+        raise InvalidParameterError(
+            f"{model} at n = {n} site(s): influences and rectangles need n >= 2; give a larger "
+            "--length (or n in the toy specification)"
+        )
+    return n
+
+
+def check_length(spec: str, length: int | None) -> int | None:
+    """``length``, unless it contradicts the ``n`` a toy specification sets explicitly.
+
+    ``--length 8`` with ``ising-cycle`` runs the 8-cycle; with ``ising-cycle:n=6`` it is
+    refused rather than silently running n = 8 under the label n = 6.
+
+    Raises
+    ------
+    SequenceLengthError
+        If ``spec`` is a toy specification with ``n=k`` and ``length`` is neither None nor k.
+    """
+    from glauber.models import is_toy_spec
+
+    if length is None or not is_toy_spec(spec):
+        return length
+    for item in spec.partition(":")[2].split(","):
+        key, _, value = item.partition("=")
+        if key.strip() == "n" and value.strip() != str(length):
+            raise SequenceLengthError(
+                f"{spec} sets n = {value.strip()} but --length {length} was given; drop "
+                "--length or change n in the specification"
+            )
+    return length
 
 
 def toy_spec_at_length(spec: str, length: int) -> str:
@@ -267,6 +321,8 @@ def pyplot() -> Any:
 
 
 __all__ = [
+    "check_length",
+    "check_sites",
     "context_states",
     "embed",
     "exact_tmix",

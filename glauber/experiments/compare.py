@@ -25,16 +25,17 @@ from __future__ import annotations
 
 import math
 import os
-from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 
 from glauber.certify import certify
 from glauber.core.io import atomic_write_text
+from glauber.core.validation import check_nonnegative_int
 from glauber.experiments.alpha_curve import CachedScores
 from glauber.experiments.checkpoint import ResultsLog, dumps
 from glauber.experiments.common import (
+    check_sites,
     context_states,
     get_model,
     parse_floats,
@@ -42,7 +43,11 @@ from glauber.experiments.common import (
     positive_budget,
 )
 from glauber.experiments.executor import Executor, LocalExecutor, run_cells
+from glauber.experiments.outdir import OutputFolder, check_out_folder
 from glauber.models import CONTEXT_SEPARATOR, is_toy_spec
+
+#: Files written in the output folder (besides the results log).
+OUTPUTS = ("compare.json", "compare.md")
 
 
 def compare_cell(cell: dict) -> dict:
@@ -138,6 +143,9 @@ def compare(
     Raises
     ------
     InvalidParameterError, InvalidTemperatureError, UnknownModelError, ResumeMismatchError
+    OutputPathError, OutputLockedError
+        ``out`` is not a writable folder, holds foreign files, or another run writes into it
+        (:class:`~glauber.experiments.outdir.OutputFolder`); checked before any cell runs.
     """
     names = parse_names(models, "models")
     tau_list = sorted(parse_floats(taus, "taus"))
@@ -145,21 +153,24 @@ def compare(
     for key, value in (("contexts", contexts), ("rectangles", rectangles), ("pairs", pairs),
                        ("budget", budget)):
         positive_budget(value, key)
+    seed = check_nonnegative_int(seed, "--seed")
+    out = check_out_folder(out)
     lengths = {name: None if is_toy_spec(name) or CONTEXT_SEPARATOR in name else length
                for name in names}
-    for name in names:  # fail fast on an unknown model
-        get_model(name, lengths[name], device)
+    for name in names:  # fail fast on an unknown model or one certify cannot take
+        check_sites(int(get_model(name, lengths[name], device).n), name)
     config = {"experiment": "compare", "models": names, "taus": tau_list, "length": length,
               "contexts": contexts, "rectangles": rectangles, "pairs": pairs, "budget": budget,
               "seed": int(seed), "max_states": int(max_states), "exact": bool(exact)}
-    out = Path(out)
-    log = ResultsLog(out / "compare.jsonl", config, command)
-    cells = [dict(config, key=name, model=name, device=device, length=lengths[name])
-             for name in names]
-    results = run_cells(log, compare_cell, cells, executor or LocalExecutor(), "compare",
-                        progress)
-    atomic_write_text(out / "compare.json", dumps({"config": config, "models": results}) + "\n")
-    atomic_write_text(out / "compare.md", compare_markdown(results))
+    with OutputFolder(out, "compare", config, OUTPUTS, "compare.jsonl", command):
+        log = ResultsLog(out / "compare.jsonl", config, command)
+        cells = [dict(config, key=name, model=name, device=device, length=lengths[name])
+                 for name in names]
+        results = run_cells(log, compare_cell, cells, executor or LocalExecutor(), "compare",
+                            progress)
+        atomic_write_text(out / "compare.json",
+                          dumps({"config": config, "models": results}) + "\n")
+        atomic_write_text(out / "compare.md", compare_markdown(results))
     return results
 
 
@@ -217,7 +228,8 @@ def margin_table(results: Sequence[dict]) -> str:
     for r in results:
         d = r["delta_star"]
         lines.append(f"| {r['name']} | {_fmt(d['min'])} | {_fmt(d['median'])} | "
-                     f"{_fmt(d['max'])} | {_fmt(d['perfect_fraction'])} | {d['n_states']} |")
+                     f"{_fmt(d['max'])} | {round(d['perfect_fraction'] * d['n_states'])} / "
+                     f"{d['n_states']} | {d['n_states']} |")
     return "\n".join(lines) + "\n"
 
 

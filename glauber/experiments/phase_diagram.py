@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from glauber.core.io import atomic_write_text
+from glauber.core.validation import check_nonnegative_int
 from glauber.errors import InvalidParameterError
 from glauber.estimators.coupling import coupling_time
 from glauber.experiments.checkpoint import ResultsLog, dumps
@@ -31,11 +31,15 @@ from glauber.experiments.common import (
     positive_budget,
     pyplot,
     save_figure,
+    toy_spec_at_length,
     write_csv,
 )
 from glauber.experiments.executor import Executor, LocalExecutor, run_cells
-from glauber.models import CONTEXT_SEPARATOR
+from glauber.experiments.outdir import OutputFolder, check_out_folder
+from glauber.models import CONTEXT_SEPARATOR, is_toy_spec
 
+#: Files written in the output folder (besides the results log).
+OUTPUTS = ("phase_diagram.csv", "phase_diagram.json", "phase_diagram.png")
 #: Columns of ``phase_diagram.csv``.
 COLUMNS = (
     "model", "tau", "n", "pairs", "budget", "median", "censored", "n_censored", "q25", "q75",
@@ -60,7 +64,8 @@ def phase_cell(cell: dict) -> dict:
     times = np.where(res.censored, np.inf, res.times.astype(float))
     q25, q75 = (float(np.quantile(times, p, method="inverted_cdf")) for p in (0.25, 0.75))
     return {
-        "model": cell["model"],
+        "model": toy_spec_at_length(cell["model"], cell["n"]) if is_toy_spec(cell["model"])
+        else cell["model"],
         "tau": cell["tau"],
         "n": int(model.n),
         "pairs": cell["pairs"],
@@ -124,6 +129,9 @@ def phase_diagram(
         Unknown model.
     ResumeMismatchError
         ``out`` holds a log of another configuration.
+    OutputPathError, OutputLockedError
+        ``out`` is not a writable folder, holds foreign files, or another run writes into it
+        (:class:`~glauber.experiments.outdir.OutputFolder`); checked before any cell runs.
     """
     tau_list = parse_floats(taus, "taus")
     if CONTEXT_SEPARATOR in model:
@@ -139,23 +147,26 @@ def phase_diagram(
     n_list = parse_ints(lengths, "lengths")
     pairs = positive_budget(pairs, "pairs")
     budget = positive_budget(budget, "budget")
-    if CONTEXT_SEPARATOR not in model:
-        get_model(model, n_list[0], device)  # fail fast on an unknown model
+    seed = check_nonnegative_int(seed, "--seed")
+    out = check_out_folder(out)
+    for n in n_list:  # fail fast on an unknown model or a length it cannot take
+        get_model(model, None if CONTEXT_SEPARATOR in model else n, device)
     config = {"experiment": "phase-diagram", "model": model, "taus": tau_list,
               "lengths": n_list, "pairs": pairs, "budget": budget, "seed": int(seed),
               "exact": bool(exact)}
-    out = Path(out)
-    log = ResultsLog(out / "phase_diagram.jsonl", config, command)
-    cells = [
-        {"key": f"tau={tau!r},n={n}", "model": model, "tau": tau, "n": n, "pairs": pairs,
-         "budget": budget, "seed": int(seed), "device": device, "exact": bool(exact)}
-        for n in n_list for tau in tau_list
-    ]
-    rows = run_cells(log, phase_cell, cells, executor or LocalExecutor(), "phase-diagram",
-                     progress)
-    write_csv(out / "phase_diagram.csv", rows, COLUMNS)
-    atomic_write_text(out / "phase_diagram.json", dumps({"config": config, "rows": rows}) + "\n")
-    plot_phase_diagram(rows, tau_list, n_list, budget, model, out / "phase_diagram.png")
+    with OutputFolder(out, "phase-diagram", config, OUTPUTS, "phase_diagram.jsonl", command):
+        log = ResultsLog(out / "phase_diagram.jsonl", config, command)
+        cells = [
+            {"key": f"tau={tau!r},n={n}", "model": model, "tau": tau, "n": n, "pairs": pairs,
+             "budget": budget, "seed": int(seed), "device": device, "exact": bool(exact)}
+            for n in n_list for tau in tau_list
+        ]
+        rows = run_cells(log, phase_cell, cells, executor or LocalExecutor(), "phase-diagram",
+                         progress)
+        write_csv(out / "phase_diagram.csv", rows, COLUMNS)
+        atomic_write_text(out / "phase_diagram.json",
+                          dumps({"config": config, "rows": rows}) + "\n")
+        plot_phase_diagram(rows, tau_list, n_list, budget, model, out / "phase_diagram.png")
     return rows
 
 

@@ -35,12 +35,14 @@ from typing import Any, Sequence
 import numpy as np
 
 from glauber.core.io import atomic_write_text
-from glauber.core.validation import check_tau
+from glauber.core.memory import check_fits
+from glauber.core.validation import check_nonnegative_int, check_tau
 from glauber.errors import InvalidParameterError, ResumeMismatchError
 from glauber.estimators.margins import margins
 from glauber.estimators.sampler import glauber_chains
-from glauber.experiments.checkpoint import config_hash, dumps
+from glauber.experiments.checkpoint import config_hash, differing_fields, dumps
 from glauber.experiments.common import (
+    check_length,
     context_states,
     embed,
     get_model,
@@ -50,8 +52,11 @@ from glauber.experiments.common import (
     save_figure,
     state_text,
 )
+from glauber.experiments.outdir import OutputFolder, check_out_folder
 
 CSV_HEADER = "step,chain,state,text\n"
+#: Files written in the output folder (besides ``checkpoint.json``).
+OUTPUTS = ("trajectory.csv", "trajectory_summary.json", "trajectory_pca.png")
 
 
 def _format_rows(model: Any, steps: np.ndarray, states: np.ndarray) -> bytes:
@@ -96,14 +101,16 @@ def run_chains(
     h = config_hash(config)
     rng = np.random.default_rng([config["seed"], 1])
     if ckpt_path.exists():
-        ckpt = json.loads(ckpt_path.read_text(encoding="utf-8"))
-        if ckpt.get("config_hash") != h:
-            raise ResumeMismatchError(
-                f"{ckpt_path} belongs to another configuration; rerun the original command to "
-                "resume, or use a new --out folder"
-            )
+        ckpt = read_checkpoint(ckpt_path, config)
         step, states = int(ckpt["step"]), np.asarray(ckpt["states"], dtype=np.int64)
         rng.bit_generator.state = ckpt["rng"]
+        size = csv_path.stat().st_size if csv_path.is_file() else None
+        if size is None or size < int(ckpt["csv_bytes"]):
+            raise ResumeMismatchError(
+                f"{csv_path} is {'missing' if size is None else f'{size} bytes'}, shorter than "
+                f"the {ckpt['csv_bytes']} bytes {ckpt_path.name} records: the files do not "
+                "belong together; delete both (or the folder) to start again"
+            )
         with open(csv_path, "r+b") as fh:  # drop rows written after the checkpoint
             fh.truncate(int(ckpt["csv_bytes"]))
     else:
@@ -125,9 +132,36 @@ def run_chains(
             states = res.final_states
             atomic_write_text(ckpt_path, dumps({
                 "config_hash": h, "step": step, "states": states, "rng": rng.bit_generator.state,
-                "csv_bytes": size,
+                "csv_bytes": size, "config": config,
             }) + "\n")
             bar.update(k)
+
+
+def read_checkpoint(path: Path, config: dict) -> dict:
+    """The checkpoint at ``path``, checked against ``config``.
+
+    Raises
+    ------
+    ResumeMismatchError
+        If the file is not a complete checkpoint (cut short, edited), or was written by another
+        configuration (the message names the fields that differ).
+    """
+    try:
+        ckpt = json.loads(path.read_text(encoding="utf-8"))
+        int(ckpt["step"]), int(ckpt["csv_bytes"]), ckpt["states"], ckpt["rng"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ResumeMismatchError(
+            f"{path} is not a complete checkpoint ({type(exc).__name__}); delete it and "
+            "trajectory.csv (or the folder) to start again"
+        ) from exc
+    if ckpt.get("config_hash") != config_hash(config):
+        changed = differing_fields(ckpt.get("config"), config) if "config" in ckpt else []
+        raise ResumeMismatchError(
+            f"{path} belongs to another configuration"
+            + (f" (differs in: {', '.join(changed)})" if changed else "")
+            + "; rerun the original command to resume, or use a new --out folder"
+        )
+    return ckpt
 
 
 def cosine_distance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -241,6 +275,7 @@ def trajectory(
     levels: Sequence[float] | str = (0.1, 0.2, 0.4),
     device: str = "cpu",
     progress: bool = True,
+    command: str | None = None,
 ) -> dict:
     """Run (or resume) long chains and analyse them; see the module docstring.
 
@@ -262,12 +297,23 @@ def trajectory(
         MLMs).
     window, threshold : trap detection (steps, cosine drift).
     levels : semantic-drift levels whose hitting times are reported.
+    command : str, optional
+        The command line, recorded in ``manifest.json``.
 
     Raises
     ------
     InvalidParameterError
         Non-positive counts, or ``checkpoint_every`` not a multiple of ``record_every``.
     InvalidTemperatureError, UnknownModelError, ResumeMismatchError
+    ResourceLimitError
+        The CSV would not fit on disk or its analysis in memory (checked before any step).
+    OutputPathError, OutputLockedError
+        ``out`` is not a writable folder, holds files no glauber run wrote, or another run
+        writes into it (:class:`~glauber.experiments.outdir.OutputFolder`).
+
+    A rerun of a finished run returns its summary without redoing anything; a ``checkpoint.json``
+    cut short or a ``trajectory.csv`` shorter than the checkpoint records is refused with
+    :class:`~glauber.errors.ResumeMismatchError` (nothing is padded or rerun).
     """
     tau = check_tau(tau)
     steps = positive_budget(steps, "steps")
@@ -283,21 +329,67 @@ def trajectory(
     if not 0 < threshold:
         raise InvalidParameterError(f"--threshold must be > 0, got {threshold!r}")
     level_list = parse_floats(levels, "levels")
-    m = get_model(model, length, device)
+    seed = check_nonnegative_int(seed, "--seed")
+    out = check_out_folder(out)
+    m = get_model(model, check_length(model, length), device)
+    check_sizes(m, steps, chains, record_every, out)
     config = {"experiment": "trajectory", "model": model, "n": int(m.n), "tau": tau,
               "steps": steps, "chains": chains, "checkpoint_every": checkpoint_every,
               "record_every": record_every, "seed": int(seed), "window": window,
               "threshold": float(threshold), "levels": level_list}
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    run_chains(m, config, out, progress)
-    summary = analyse(m, config, out)
-    atomic_write_text(out / "trajectory_summary.json", dumps(summary) + "\n")
+    with OutputFolder(out, "trajectory", config, OUTPUTS, "checkpoint.json",
+                      command) as folder:
+        done = _finished_summary(folder, config)
+        if done is not None:  # a finished run: nothing to redo
+            return done
+        run_chains(m, config, out, progress)
+        summary = analyse(m, config, out)
+        atomic_write_text(out / "trajectory_summary.json", dumps(summary) + "\n")
     return summary
+
+
+def _finished_summary(folder: OutputFolder, config: dict) -> dict | None:
+    """The summary of a finished run of ``config`` in ``folder`` (None if it is not finished)."""
+    manifest = folder.previous_manifest
+    path = folder.path / "trajectory_summary.json"
+    if manifest is None or manifest.get("status") != "finished" or not path.is_file():
+        return None
+    try:
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(summary, dict) or dumps(summary.get("config")) != dumps(config):
+        return None
+    return summary
+
+
+def check_sizes(model: Any, steps: int, chains: int, record_every: int, out: Path) -> None:
+    """Refuse, before any step, a run whose CSV cannot fit on disk or analysis in memory.
+
+    The CSV holds ``chains * (steps / record_every + 1)`` rows of about ``2 n`` digits and
+    separators each (the state and its text); the analysis holds every recorded state, its
+    embedding and the parsed rows at once.
+
+    Raises
+    ------
+    ResourceLimitError
+        If either is known to exceed what is available.
+    """
+    rows = chains * (steps // record_every + 1)
+    digits = len(str(max(int(model.q) - 1, 1)))
+    row_bytes = int(model.n) * (digits + 2) + 24
+    advice = "use fewer --chains or --steps, or a larger --record-every"
+    check_fits(rows * row_bytes, f"trajectory.csv ({rows} rows)", advice, disk=str(out))
+    width = getattr(getattr(model, "model", None), "config", None)
+    dim = int(getattr(width, "hidden_size", 0) or model.q)
+    check_fits(rows * (8 * (int(model.n) + dim) + 4 * row_bytes + 400),
+               f"the analysis of {rows} recorded states", advice)
 
 
 __all__ = [
     "analyse",
+    "check_sizes",
+    "read_checkpoint",
     "cosine_distance",
     "detect_traps",
     "hitting_times",

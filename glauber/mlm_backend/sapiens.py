@@ -91,7 +91,8 @@ def _manual_instructions(cache_dir: Path) -> str:
         f"{SAPIENS_REQUIREMENT} -d DIR`, then unpack DIR/{SAPIENS_SDIST} so that "
         f"{cache_dir / 'sapiens' / _MODEL_SUBDIR}/ holds {', '.join(_SDIST_MEMBERS)} "
         f"(`tar xzf DIR/{SAPIENS_SDIST} -C {cache_dir.parent}` does it for the default cache "
-        "folder; set GLAUBER_CACHE to move it), or `pip install sapiens`"
+        "folder; set GLAUBER_CACHE to move it). Do not `pip install sapiens`: it pulls in "
+        "fairseq, which this loader exists to avoid"
     )
 
 
@@ -166,6 +167,8 @@ def unpack_sapiens_sdist(archive: str | os.PathLike[str], cache_dir: str | os.Pa
 def _download_sdist(cache_dir: Path) -> Path:
     """Fetch the sdist with pip (a package-index fetch) and unpack it into ``cache_dir``."""
     cache_dir.parent.mkdir(parents=True, exist_ok=True)
+    print(f"glauber: fetching {SAPIENS_REQUIREMENT} from the package index into {cache_dir} "
+          "(once)...", file=sys.stderr, flush=True)
     with tempfile.TemporaryDirectory(prefix=".sapiens-download-", dir=cache_dir.parent) as tmp:
         command = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
                    "--disable-pip-version-check", "--dest", tmp, SAPIENS_REQUIREMENT]
@@ -177,10 +180,13 @@ def _download_sdist(cache_dir: Path) -> Path:
             ) from exc
         archive = Path(tmp) / SAPIENS_SDIST
         if result.returncode != 0 or not archive.is_file():
-            tail = (result.stderr or result.stdout).strip()[-800:]
+            lines = [ln.strip() for ln in (result.stderr or result.stdout).splitlines()
+                     if ln.strip()]
+            errors = [ln for ln in lines if ln.startswith("ERROR")] or lines[-1:]
             raise MissingDependencyError(
-                f"pip could not download {SAPIENS_REQUIREMENT} (exit {result.returncode}): {tail}\n"
-                f"No network or package index? {_manual_instructions(cache_dir)}"
+                f"pip could not download {SAPIENS_REQUIREMENT} (exit {result.returncode}): "
+                f"{' '.join(errors)[:600]}. No network or package index? "
+                f"{_manual_instructions(cache_dir)}"
             )
         digest = hashlib.sha256(archive.read_bytes()).hexdigest()
         if digest != SAPIENS_SDIST_SHA256:

@@ -48,8 +48,10 @@ class TokenVocabulary:
         ids = [int(t) for t in token_ids]
         if len(ids) < 2:
             raise VocabularyError(
-                f"the resampling vocabulary needs at least 2 tokens, got {len(ids)}; "
-                "allow more tokens (allowed_tokens)"
+                f"the resampling vocabulary needs at least 2 tokens, got {len(ids)}: the "
+                "tokenizer offers fewer than two ordinary (non-special) tokens. Does the "
+                "checkpoint folder lack its tokenizer files (tokenizer.json, vocab.txt or "
+                "vocab.json)? In Python, allowed_tokens=[...] picks the tokens to resample"
             )
         if len(set(ids)) != len(ids):
             raise VocabularyError("allowed_tokens repeats a token; list each token once")

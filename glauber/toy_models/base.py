@@ -140,6 +140,13 @@ class FunctionModel(ToyModel):
         depend on the token being resampled.
     name : str, optional
 
+    Raises
+    ------
+    InvalidParameterError
+        If ``score_fn`` is not callable (a score function that returns strings, ``None`` or
+        non-finite values raises :class:`~glauber.errors.NonRealScoresError` or
+        :class:`~glauber.errors.NonFiniteScoresError` at the first query).
+
     Examples
     --------
     >>> import numpy as np
@@ -150,6 +157,11 @@ class FunctionModel(ToyModel):
 
     def __init__(self, n: int, q: int, score_fn, name: str | None = None) -> None:
         super().__init__(n, q, name=name or "function-model")
+        if not callable(score_fn):
+            raise InvalidParameterError(
+                f"score_fn must be a function score_fn(states[B, n], site) -> scores[B, q], got "
+                f"{type(score_fn).__name__}"
+            )
         self.score_fn = score_fn
 
     def score_site(self, states: np.ndarray, site: int) -> np.ndarray:

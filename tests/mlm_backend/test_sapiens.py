@@ -5,8 +5,9 @@ here from the fairseq modules, independent of the converter's key map), (2) weig
 value (every fairseq tensor appears in the HF model and vice versa), (3) masked-token accuracy on
 public antibody sequences, with a vocabulary-permuted negative control at chance level.
 
-The checkpoints come from the PyPI sdist of sapiens==1.0.0, fetched once per session into the
-glauber cache (``$GLAUBER_CACHE`` or ``~/.cache/glauber``) by ``sapiens_checkpoint_path``.
+The checkpoints come from the PyPI sdist of sapiens==1.0.0: read from the glauber cache
+(``$GLAUBER_CACHE`` or ``~/.cache/glauber``) when it holds them, else fetched once per session into
+a temporary cache; without a package index the tests that need them are skipped with the reason.
 """
 
 from __future__ import annotations
@@ -50,8 +51,33 @@ CHAIN_SEQUENCES = {"vh": (TRASTUZUMAB_VH, PEMBROLIZUMAB_VH), "vl": (TRASTUZUMAB_
 
 
 @pytest.fixture(scope="session")
-def checkpoints() -> dict[str, Path]:
-    """Both checkpoints, fetched into the cache on a fresh machine (a package-index download)."""
+def sapiens_cache(tmp_path_factory) -> Path:
+    """The cache root (``GLAUBER_CACHE``) the Sapiens tests read, set for the whole session.
+
+    A cache that already holds both checkpoints (``$GLAUBER_CACHE`` or ``~/.cache/glauber``) is
+    only read. Otherwise the sdist is fetched into a temporary folder (never into the user's
+    cache), and the tests that need it are skipped, with pip's reason, when the package index
+    cannot be reached.
+    """
+    existing = sapiens_cache_dir()
+    names = ("checkpoint_vh.pt", "checkpoint_vl.pt", "dict.txt")
+    if all((existing / "sapiens" / "models" / "v1" / name).is_file() for name in names):
+        root = existing.parent
+    else:
+        root = tmp_path_factory.mktemp("glauber-cache")
+        try:
+            sapiens_checkpoint_path("vh", cache_dir=root / existing.name)
+        except MissingDependencyError as exc:
+            first = str(exc).splitlines()[0][:300]
+            pytest.skip(f"Sapiens checkpoints not cached and the download failed: {first}")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("GLAUBER_CACHE", str(root))
+        yield root
+
+
+@pytest.fixture(scope="session")
+def checkpoints(sapiens_cache) -> dict[str, Path]:
+    """Both checkpoints, from the cache of :func:`sapiens_cache`."""
     return {chain: sapiens_checkpoint_path(chain) for chain in ("vh", "vl")}
 
 
