@@ -29,7 +29,9 @@ from glauber.errors import (
     ResumeMismatchError,
 )
 
-COMMANDS = ("verify", "certify", "phase_diagram", "alpha_curve", "trajectory", "compare")
+COMMANDS = (
+    "verify", "certify", "recheck", "phase_diagram", "alpha_curve", "trajectory", "compare",
+)
 
 #: Exit codes of the ``glauber`` command.
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 0, 1, 2, 130, 141

@@ -4,12 +4,20 @@
 (``antiberty``, ``sapiens-vh``, ``sapiens-vl``, ``tiny-gpt2-control``, ...), ``hf:<hub name>``
 or a local checkpoint directory (:func:`glauber.mlm_backend.load_model`), or a toy
 specification such as ``ising-cycle:n=8`` (:func:`glauber.toy_models.parse_toy_spec`).
+
+A name may carry a frozen *context* and chosen *sites* (:func:`window_spec`):
+``antiberty@trastuzumab-vh[98-100]`` is AntiBERTy resampling residues 98 to 100 (1-based,
+inclusive) of the full trastuzumab heavy chain, every other residue frozen
+(:func:`glauber.core.restrict.restrict`); ``antiberty@trastuzumab-vh`` resamples the whole chain
+with the chain itself as the default state. One string names the chain completely, so it travels
+into experiment cells and certificates (and back, for ``glauber recheck``).
 :func:`read_states` reads states from a text file. The MLM backend (and torch) is imported only for
 MLM names.
 """
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 from pathlib import Path
@@ -29,6 +37,11 @@ from glauber.toy_models.specs import TOY_FAMILIES, parse_toy_spec
 
 #: Sequence length of an MLM when none is asked for (keeps the default certify run short).
 DEFAULT_MLM_LENGTH = 20
+#: Separates a model name from its context in a window specification (``model@context[sites]``).
+CONTEXT_SEPARATOR = "@"
+#: Most states of a window chain that ``--exact`` accepts (``q**k``; 8,000 = 3 sites x 20 amino
+#: acids fits): the certify pipeline's exact limit.
+EXACT_WINDOW_MAX_STATES = 8192
 #: Prefix of Hugging Face hub names: ``glauber.mlm_backend.registry.HUB_PREFIX``, repeated here
 #: because importing the backend imports torch, which toy models never need.
 HUB_PREFIX = "hf:"
@@ -56,7 +69,9 @@ def resolve_model(
         :data:`glauber.toy_models.TOY_FAMILIES`).
     length : int, optional
         Sequence length of an MLM (default :data:`DEFAULT_MLM_LENGTH`). A toy model has its own
-        ``n``; ``length`` must then be None or equal to it.
+        ``n``; ``length`` must then be None or equal to it. A window (``model@context[sites]``)
+        takes its length from the context: ``length`` must be None, the context's length or
+        the number of sites.
     device : str
         ``"cpu"``, ``"cuda"``, ... (checked even for toy models, which compute on the host).
     dtype : str, optional
@@ -91,6 +106,9 @@ def resolve_model(
         raise UnknownModelError(f"a model name must be a non-empty string, got {spec!r}; "
                                 + _choices())
     spec = spec.strip()
+    base_spec, context, sites = split_window_spec(spec)
+    if context is not None:
+        return _resolve_window(base_spec, context, sites, length, device, dtype, autocast)
     if length is not None:
         length = check_positive_int(length, "length")
     if is_toy_spec(spec):
@@ -125,6 +143,250 @@ def resolve_model(
                 f"autocast applies to masked LMs, not to {spec}; drop --autocast"
             ) from exc
     raise UnknownModelError(f"unknown model {spec!r}. " + _choices())
+
+
+def add_window_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--context`` and ``--sites``: resample chosen positions of a full sequence
+    (:func:`window_spec`)."""
+    parser.add_argument(
+        "--context", metavar="CONTEXT", default=None,
+        help="a full sequence whose other positions stay frozen: a shipped chain ("
+        "trastuzumab-vh, trastuzumab-vl, pertuzumab-vh, pertuzumab-vl), a file holding the "
+        "sequence on one line, the sequence itself (text for natural-language models), or "
+        "comma-separated token indices for a toy model; the model then runs at the context's "
+        "length",
+    )
+    parser.add_argument(
+        "--sites", metavar="SITES", default=None,
+        help="positions of the context to resample, 1-based and inclusive (e.g. 98-100 or "
+        "5,9,12-14; default: every position); needs --context",
+    )
+
+
+def window_spec(model: str, context: str | None, sites: str | None = None) -> str:
+    """The model name of ``model`` resampling ``sites`` of ``context``: ``model@context[sites]``.
+
+    Parameters
+    ----------
+    model : str
+        A name :func:`resolve_model` accepts (without a context).
+    context : str or None
+        A shipped chain's name (``trastuzumab-vh``; see :func:`context_names`), a file holding
+        the sequence on its first line, a raw sequence (text for natural-language tokenizers), or
+        comma-separated token indices for toy models. None: ``model`` itself (``sites`` must then
+        be None).
+    sites : str or None
+        1-based inclusive positions of the context, e.g. ``98-100`` or ``5,9,12-14`` (None: every
+        position).
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``sites`` comes without a context, or a part holds the characters that delimit the
+        specification.
+
+    Examples
+    --------
+    >>> window_spec("antiberty", "trastuzumab-vh", "98-100")
+    'antiberty@trastuzumab-vh[98-100]'
+    >>> split_window_spec('antiberty@trastuzumab-vh[98-100]')
+    ('antiberty', 'trastuzumab-vh', '98-100')
+    """
+    if context is None:
+        if sites is not None:
+            raise InvalidParameterError(
+                "--sites needs --context: name the full sequence whose positions are resampled"
+            )
+        return model
+    context = context.strip()
+    if not context or CONTEXT_SEPARATOR in context or "[" in context or "]" in context:
+        raise InvalidParameterError(
+            f"context {context!r} must be non-empty and hold no '@', '[' or ']'; put such a "
+            "sequence in a file and pass its path"
+        )
+    tail = "" if sites is None else f"[{sites.strip()}]"
+    return f"{model.strip()}{CONTEXT_SEPARATOR}{context}{tail}"
+
+
+def split_window_spec(spec: str) -> tuple[str, str | None, str | None]:
+    """``(model, context, sites)`` of a specification written by :func:`window_spec`."""
+    model, sep, rest = spec.partition(CONTEXT_SEPARATOR)
+    if not sep:
+        return spec, None, None
+    rest = rest.strip()
+    if rest.endswith("]") and "[" in rest:
+        context, _, sites = rest[:-1].rpartition("[")
+        return model.strip(), context.strip(), sites.strip()
+    return model.strip(), rest, None
+
+
+def context_names() -> tuple[str, ...]:
+    """Names of the shipped chains a context may name (``trastuzumab-vh``, ...)."""
+    from glauber.mlm_backend.sequences import ANTIBODY_SEQUENCES
+
+    return tuple(sorted(name.replace("_", "-") for name in ANTIBODY_SEQUENCES))
+
+
+def parse_sites(spec: str, length: int) -> np.ndarray:
+    """0-based positions of a 1-based inclusive site list such as ``98-100`` or ``5,9,12-14``.
+
+    Parameters
+    ----------
+    spec : str
+        Comma-separated positions and ranges ``a-b`` (inclusive), counted from 1 as residues
+        are.
+    length : int
+        Length of the context (positions must lie in ``1..length``).
+
+    Returns
+    -------
+    numpy.ndarray of int64
+        The positions minus one, in the order given.
+
+    Raises
+    ------
+    InvalidParameterError
+        If the list is empty or malformed, a range runs backwards, a position lies outside
+        ``1..length``, or a position repeats.
+
+    Examples
+    --------
+    >>> parse_sites("98-100", 120).tolist()
+    [97, 98, 99]
+    >>> parse_sites("1, 5-6", 10).tolist()
+    [0, 4, 5]
+    """
+    out: list[int] = []
+    for part in str(spec).split(","):
+        part = part.strip()
+        lo, dash, hi = part.partition("-")
+        try:
+            a = int(lo)
+            b = int(hi) if dash else a
+        except ValueError:
+            raise InvalidParameterError(
+                f"sites {spec!r}: {part!r} is not a position or a range; write e.g. 98-100 or "
+                "5,9,12-14 (1-based, inclusive)"
+            ) from None
+        if b < a:
+            raise InvalidParameterError(f"sites {spec!r}: the range {part} runs backwards")
+        out.extend(range(a, b + 1))
+    if not out:
+        raise InvalidParameterError("sites is empty; choose at least one position")
+    bad = [p for p in out if not 1 <= p <= length]
+    if bad:
+        raise InvalidParameterError(
+            f"site {bad[0]} lies outside the context's positions 1..{length} (sites are "
+            "1-based)"
+        )
+    if len(set(out)) != len(out):
+        dup = next(p for p in out if out.count(p) > 1)
+        raise InvalidParameterError(f"sites {spec!r} lists position {dup} twice; list it once")
+    return np.asarray(out, dtype=np.int64) - 1
+
+
+def resolve_context(model: ConditionalModel, context: str) -> np.ndarray:
+    """The full-length state (vocabulary indices) that a context specification names.
+
+    A shipped chain's name (:func:`context_names`; ``_`` and ``-`` alike), a file (its first
+    line that is neither blank nor a ``#`` comment), or the sequence itself: text for a model
+    with ``encode`` (MLMs), comma-separated token indices for a toy model.
+
+    Raises
+    ------
+    InvalidParameterError
+        If a file cannot be read or holds no sequence, or toy indices are malformed.
+    VocabularyError
+        If a token lies outside the model's vocabulary.
+    SequenceLengthError
+        If the sequence is longer than the model allows.
+    """
+    text = context.strip()
+    key = text.lower().replace("-", "_")
+    path = Path(text)
+    if hasattr(model, "encode"):
+        from glauber.mlm_backend.sequences import ANTIBODY_SEQUENCES
+
+        if key in ANTIBODY_SEQUENCES:
+            text = ANTIBODY_SEQUENCES[key]
+        elif _is_file(path):
+            text = _first_line(path)
+        try:
+            return np.asarray(_to_host(model.encode(text)), dtype=np.int64)
+        except VocabularyError as exc:
+            raise VocabularyError(
+                f"context {_short(context)} is not a shipped chain ({', '.join(context_names())}"
+                f"), not a file, and not a sequence of the model's tokens: {exc}"
+            ) from exc
+    if _is_file(path):
+        text = _first_line(path)
+    try:
+        row = np.array([int(t) for t in re.split(r"[,\s]+", text) if t], dtype=np.int64)
+    except ValueError:
+        raise InvalidParameterError(
+            f"context {_short(context)}: a toy model's context is comma-separated token indices "
+            "(e.g. 0,1,1,0) or a file holding them"
+        ) from None
+    if row.size and (row.min() < 0 or row.max() >= model.q):
+        raise VocabularyError(
+            f"context {_short(context)}: token indices must lie in 0..{model.q - 1}"
+        )
+    if row.shape[0] != model.n:
+        raise SequenceLengthError(
+            f"context {_short(context)} has {row.shape[0]} tokens but {model.name} has n = "
+            f"{model.n} sites; give one token index per site"
+        )
+    return row
+
+
+def _short(text: str, width: int = 40) -> str:
+    return repr(text if len(text) <= width else text[:width] + "...")
+
+
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:  # e.g. a raw sequence longer than the file-name limit
+        return False
+
+
+def _first_line(path: Path) -> str:
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidParameterError(f"cannot read the context from {path}: {exc}") from exc
+    for line in text.splitlines():
+        if line.strip() and not line.lstrip().startswith("#"):
+            return line.strip()
+    raise InvalidParameterError(f"{path} holds no sequence; write it on one line")
+
+
+def _resolve_window(
+    spec: str,
+    context: str,
+    sites: str | None,
+    length: int | None,
+    device: str,
+    dtype: str | None,
+    autocast: str | None,
+) -> ConditionalModel:
+    from glauber.core.restrict import restrict
+
+    if is_toy_spec(spec):
+        base = resolve_model(spec, None, device, dtype, autocast)
+        tokens = resolve_context(base, context)
+    else:
+        base = resolve_model(spec, 1, device, dtype, autocast)
+        tokens = resolve_context(base, context)
+        base = base.with_length(int(tokens.shape[0]))
+    chosen = (np.arange(tokens.shape[0]) if sites is None
+              else parse_sites(sites, int(tokens.shape[0])))
+    if length is not None and length not in (tokens.shape[0], chosen.shape[0]):
+        raise SequenceLengthError(
+            f"the context has {tokens.shape[0]} tokens and {chosen.shape[0]} chosen sites, but "
+            f"length {length} was asked for; leave --length out (a context sets the length)"
+        )
+    return restrict(base, tokens, chosen)
 
 
 def _choices() -> str:
@@ -199,8 +461,15 @@ def _to_host(values: Any) -> Any:
 
 
 __all__ = [
+    "CONTEXT_SEPARATOR",
     "DEFAULT_MLM_LENGTH",
+    "EXACT_WINDOW_MAX_STATES",
+    "context_names",
     "is_toy_spec",
+    "parse_sites",
     "read_states",
+    "resolve_context",
     "resolve_model",
+    "split_window_spec",
+    "window_spec",
 ]

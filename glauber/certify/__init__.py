@@ -17,6 +17,7 @@ from glauber.certify.certificate import (
     ClaimKey,
     ExactValues,
     Settings,
+    Source,
     Timings,
     Versions,
 )
@@ -33,6 +34,7 @@ __all__ = [
     "ClaimKey",
     "ExactValues",
     "Settings",
+    "Source",
     "Timings",
     "Versions",
     "certify",

@@ -129,6 +129,27 @@ class Settings(JsonResult):
 
 
 @dataclass(frozen=True)
+class Source(JsonResult):
+    """What rebuilds the certified model: read by ``glauber recheck``.
+
+    Attributes
+    ----------
+    spec : str
+        A name :func:`glauber.models.resolve_model` accepts, context and sites included
+        (``antiberty@trastuzumab-vh[98-100]``).
+    length : int or None
+        The MLM sequence length asked for (None: the default, or the context's length).
+    dtype, autocast : str or None
+        Compute precision of an MLM's forward pass (None: float32, no autocast).
+    """
+
+    spec: str
+    length: int | None = None
+    dtype: str | None = None
+    autocast: str | None = None
+
+
+@dataclass(frozen=True)
 class Timings(JsonResult):
     """Wall-clock seconds per stage and in ``total``; ``rows``: conditionals asked of the model
     (including one probe row). ``table``: the score table of an exact chain, ``exact``: the exact
@@ -201,6 +222,9 @@ class Certificate:
         Exact values of a small chain, when computed.
     exact_note : str
         Why ``exact`` is or is not there.
+    source : Source or None
+        How to rebuild the model (set by the ``glauber certify`` command; None for a model
+        passed from Python).
     """
 
     model: str
@@ -226,6 +250,7 @@ class Certificate:
     versions: Versions
     exact: ExactValues | None = None
     exact_note: str = ""
+    source: Source | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe nested dict (arrays and tuples as lists, ``inf`` as ``"inf"``)."""
@@ -395,6 +420,7 @@ __all__ = [
     "ClaimKey",
     "ExactValues",
     "Settings",
+    "Source",
     "Timings",
     "Versions",
     "software_versions",

@@ -217,6 +217,13 @@ def certify(
             f"max_exhaustive_states = {max_exhaustive_states}; sample instead (exhaustive=None "
             "or False) or raise the limit"
         )
+    exact_limit = max(EXACT_MAX_STATES, max_exhaustive_states)
+    if exact and num_states > exact_limit:
+        raise StateSpaceTooLargeError(
+            f"exact=True needs the chain on q**n = {model.q}**{model.n} = {num_states:,} states, "
+            f"over the exact limit of {exact_limit:,}; resample fewer sites (e.g. 3 sites of a "
+            "20-token vocabulary: --sites 98-100) or drop exact (--no-exact samples)"
+        )
     rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(seed).spawn(5)]
     xs, source = _initial_states(model, states, rngs[0])
     tracker = _Tracker(progress)
@@ -224,7 +231,9 @@ def certify(
     note = "not computed (exact=False)"
     if exact is None:
         exact = num_states <= EXACT_MAX_STATES
-        note = f"not computed: q**n = {_count(model.q, model.n)} > {EXACT_MAX_STATES} states"
+        note = (f"not computed: q**n = {model.q}**{model.n} states > {EXACT_MAX_STATES:,} "
+                "(restrict to a window of fewer states for the exact chain: "
+                "glauber.core.restrict, or --context/--sites)")
     started = time.perf_counter()
     seconds: dict[str, float] = {}
     chain, work = None, counted

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from glauber.certify import certify, format_certificate
+from glauber.certify import Source, certify, format_certificate
 from glauber.core.io import atomic_write_text, check_output_path
 from glauber.core.validation import (
     check_eps,
@@ -25,7 +25,14 @@ from glauber.core.validation import (
     check_tau,
 )
 from glauber.errors import InvalidParameterError
-from glauber.models import DEFAULT_MLM_LENGTH, read_states, resolve_model
+from glauber.models import (
+    DEFAULT_MLM_LENGTH,
+    EXACT_WINDOW_MAX_STATES,
+    add_window_arguments,
+    read_states,
+    resolve_model,
+    window_spec,
+)
 
 #: The defaults of :func:`certify`, shared by the options below.
 DEFAULTS = {name: p.default for name, p in inspect.signature(certify).parameters.items()}
@@ -50,8 +57,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "specification such as ising-cycle:n=8 (default: antiberty)")
     parser.add_argument("--tau", type=float, default=1.0, help="temperature > 0 (default 1.0)")
     parser.add_argument("--length", type=int, default=None,
-                        help=f"sequence length of an MLM (default {DEFAULT_MLM_LENGTH}; toy "
-                        "models take n from their specification)")
+                        help=f"sequence length of an MLM (default {DEFAULT_MLM_LENGTH}, or the "
+                        "context's length; toy models take n from their specification)")
+    add_window_arguments(parser)
+    parser.add_argument("--exact", action=argparse.BooleanOptionalAction, default=None,
+                        help="compute the exact chain (transition matrix, stationary law, "
+                        f"t_mix, gap, exact C and Delta) and run every stage on it; default: "
+                        f"when q**n <= {EXACT_WINDOW_MAX_STATES:,} (3 sites of 20 amino acids); "
+                        "--exact above that limit is an error, --no-exact samples")
+    parser.add_argument("--search-budget", type=int, default=DEFAULTS["search_budget"],
+                        help="model rows of the influence search for the suprema of Definition "
+                        "2 (default %(default)s; 0 samples --contexts contexts instead)")
     parser.add_argument("--states", metavar="FILE",
                         help="states to examine, one per line: text for MLMs, comma-separated "
                         "token indices for toy models (default: the shipped antibody chains for "
@@ -81,7 +97,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         help="step budget of the coupled pairs (default %(default)s; the paper "
                         "uses 10,000)")
     parser.add_argument("--pairs", type=int, default=DEFAULTS["n_pairs"],
-                        help="coupled pairs (default %(default)s)")
+                        help="coupled pairs (default %(default)s; 0 skips the coupling stage)")
     parser.add_argument("--eps", type=float, default=DEFAULTS["eps"],
                         help="target distance of the mixing-time certificates (default "
                         "%(default)s)")
@@ -97,28 +113,33 @@ def run(args: argparse.Namespace) -> int:
     seed = check_nonnegative_int(args.seed, "--seed")
     sizes = {
         flag: check_positive_int(getattr(args, flag.replace("-", "_")), f"--{flag}")
-        for flag in ("rectangles", "contexts", "budget", "pairs", "batch-size")
+        for flag in ("rectangles", "contexts", "budget", "batch-size")
     }
+    for flag in ("pairs", "search-budget"):
+        sizes[flag] = check_nonnegative_int(getattr(args, flag.replace("-", "_")), f"--{flag}")
     if args.length is not None:
         check_positive_int(args.length, "--length")
+    spec = window_spec(args.model, args.context, args.sites)
     if args.states is not None and not Path(args.states).is_file():
         raise InvalidParameterError(f"--states {args.states}: no such file")
     if args.json is not None:
         check_output_path(args.json)
 
     start = time.perf_counter()
-    model = resolve_model(args.model, args.length, args.device, args.dtype, args.autocast)
+    model = resolve_model(spec, args.length, args.device, args.dtype, args.autocast)
     states = read_states(args.states, model) if args.states else None
     load = time.perf_counter() - start
     with tqdm(file=sys.stderr, unit="row", desc="certify", leave=False) as bar:
         cert = certify(
             model, tau, states, seed=seed, n_rectangles=sizes["rectangles"],
             n_contexts=sizes["contexts"], n_pairs=sizes["pairs"], budget=sizes["budget"],
-            eps=eps, progress=bar, batch_size=sizes["batch-size"], device=args.device,
+            eps=eps, exact=args.exact, search_budget=sizes["search-budget"], progress=bar,
+            batch_size=sizes["batch-size"], device=args.device,
         )
     cert = dataclasses.replace(
         cert, states_source=args.states or cert.states_source,
         timings=dataclasses.replace(cert.timings, load=load),
+        source=Source(spec=spec, length=args.length, dtype=args.dtype, autocast=args.autocast),
     )
     print(format_certificate(cert))
     if args.json is not None:

@@ -16,11 +16,14 @@ def register(subparsers: Any) -> None:
                     "rectangle test at tau = 1, per-state margins and the share of perfect "
                     "traps, and per temperature the Theorem 5 certificates (exact for "
                     "enumerable toys, lower bounds otherwise), the drift bound and the median "
-                    "coupling time. Rerunning the same command in the same --out resumes.",
+                    "coupling time. Rerunning the same command in the same --out resumes. --context and --sites "
+                    "apply to every masked LM of --models (toys keep their own chain).",
     )
     from glauber.experiments.cli_support import add_common_arguments
+    from glauber.models import add_window_arguments
 
     add_common_arguments(p, model=False)
+    add_window_arguments(p)
     p.add_argument("--models", required=True,
                    help="comma-separated models, e.g. ising-cycle:n=8,asym-ising:n=8,antiberty")
     p.add_argument("--taus", required=True, help="temperatures, e.g. 0.5,1,2")
@@ -36,9 +39,14 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) the comparison and print the Markdown."""
     from glauber.experiments.cli_support import command_line, executor_from
+    from glauber.experiments.common import parse_names
     from glauber.experiments.compare import compare, compare_markdown
+    from glauber.models import is_toy_spec, window_spec
 
-    results = compare(args.models, args.taus, args.out, args.length, args.contexts,
+    names = [name if is_toy_spec(name) or args.context is None
+             else window_spec(name, args.context, args.sites)
+             for name in parse_names(args.models, "--models")]
+    results = compare(names, args.taus, args.out, args.length, args.contexts,
                       args.rectangles, args.pairs, args.budget, args.seed, executor_from(args),
                       args.device, progress=not args.no_progress, command=command_line())
     print(compare_markdown(results))

@@ -15,10 +15,13 @@ def register(subparsers: Any) -> None:
                     "median steps to agreement within the budget; exact t_mix beside toy cells.",
     )
     from glauber.experiments.cli_support import add_common_arguments
+    from glauber.models import add_window_arguments
 
     add_common_arguments(p)
+    add_window_arguments(p)
     p.add_argument("--taus", required=True, help="temperatures, e.g. 0.5,1,2")
-    p.add_argument("--lengths", required=True, help="sequence lengths, e.g. 8,16")
+    p.add_argument("--lengths", default=None,
+                   help="sequence lengths, e.g. 8,16 (required unless --context gives a window)")
     p.add_argument("--pairs", type=int, default=16, help="coupled pairs per cell (default 16)")
     p.add_argument("--budget", type=int, default=10_000, help="steps per cell (default 10000)")
     p.add_argument("--no-exact", action="store_true", help="skip exact t_mix of toy cells")
@@ -29,8 +32,10 @@ def run(args: argparse.Namespace) -> int:
     """Run the experiment and print where the outputs are."""
     from glauber.experiments.cli_support import command_line, executor_from
     from glauber.experiments.phase_diagram import phase_diagram
+    from glauber.models import window_spec
 
-    rows = phase_diagram(args.model, args.taus, args.lengths, args.pairs, args.budget, args.seed,
+    rows = phase_diagram(window_spec(args.model, args.context, args.sites), args.taus,
+                         args.lengths, args.pairs, args.budget, args.seed,
                          args.out, executor_from(args), args.device, not args.no_exact,
                          not args.no_progress, command_line())
     censored = sum(bool(r["censored"]) for r in rows)

@@ -47,7 +47,7 @@ class RestrictedModel:
         self.q = int(model.q)
         self.vocab = model.vocab
         base = str(getattr(model, "name", type(model).__name__))
-        self.name = f"{base}[sites {_span(sites)} of {len(context)}]"
+        self.name = f"{base}[positions {_span(sites)} of {len(context)}]"
         self._device_context: dict[str, Any] = {}
 
     # -------------------------------------------------------------------------------- protocol
@@ -210,8 +210,9 @@ class _Length:
 
 
 def _span(sites: np.ndarray) -> str:
-    """``"98-100"`` for consecutive sites, else ``"3,7,9"`` (0-based)."""
-    s = [int(v) for v in sites]
+    """``"98-100"`` for consecutive sites, else ``"3,7,9"``: positions counted from 1, as
+    residues are (site ``s`` is position ``s + 1``)."""
+    s = [int(v) + 1 for v in sites]
     if len(s) > 1 and s == list(range(s[0], s[0] + len(s))):
         return f"{s[0]}-{s[-1]}"
     return ",".join(str(v) for v in s)

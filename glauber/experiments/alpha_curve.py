@@ -68,6 +68,7 @@ class CachedScores:
         self.n, self.q, self.vocab = model.n, model.q, model.vocab
         self.name = getattr(model, "name", type(model).__name__)
         self.hits = 0
+        self.rows = 0
         self._cache: dict[bytes, Any] = {}
 
     def scores(self, states: Any, sites: Any) -> Any:
@@ -80,14 +81,31 @@ class CachedScores:
             self.hits += 1
         else:
             self._cache[key] = self.model.scores(states, sites)
+            self.rows += int(np.shape(states)[0])
         return self._cache[key]
 
 
 def alpha_cell(cell: dict) -> dict:
-    """Influence certificates at every temperature of one model (one cell: the model)."""
+    """Influence certificates at every temperature of one model (one cell: the model).
+
+    With ``cell["exact"]`` and ``q**n <= EXACT_WINDOW_MAX_STATES`` (a toy, or a window of a real
+    model) the chain is tabulated once (:class:`ExactChain`, ``n q^(n-1)`` model rows, kept on
+    disk for models with a ``cache_key``): every temperature then reads exact ``C``, ``Delta``
+    and the exact worst-start ``t_mix`` from that one table.
+    """
+    from glauber.models import EXACT_WINDOW_MAX_STATES
+    from glauber.toy_models.exact_chain import ExactChain
+    from glauber.toy_models.score_table import table_queries
+
     base = get_model(cell["model"], cell["n"], cell["device"])
-    model = CachedScores(base)
-    exhaustive = enumerable(base, cell["max_states"])
+    num_states = int(base.q) ** int(base.n)
+    chain = None
+    if cell["exact"] and num_states <= max(EXACT_WINDOW_MAX_STATES, cell["max_states"]):
+        chain = ExactChain(base, cell["taus"][0], max_states=num_states)
+        model, exhaustive = chain.tabulated(), True
+    else:
+        model = CachedScores(base)
+        exhaustive = enumerable(base, cell["max_states"])
     contexts = None if exhaustive else context_states(base, cell["contexts"], cell["seed"])
     rows = []
     for tau in cell["taus"]:
@@ -100,7 +118,8 @@ def alpha_cell(cell: dict) -> dict:
             "tmix_row": cert.tmix_row, "tmix_col": cert.tmix_col,
             "tmix_spectral": cert.tmix_spectral, "tmix_matrix_power": cert.tmix_matrix_power,
             "best": cert.best, "corollary7": res.corollary7, "is_lower_bound": res.is_lower_bound,
-            "exact_tmix": exact_tmix(base, tau) if cell["exact"] else None,
+            "exact_tmix": (_window_tmix(chain.at(tau), cell["eps"]) if chain is not None
+                           else exact_tmix(base, tau) if cell["exact"] else None),
         })
         delta = res.Delta
         sampled_C = res.C
@@ -109,10 +128,24 @@ def alpha_cell(cell: dict) -> dict:
     tau7 = float(np.max(delta.sum(axis=1))) / 4.0  # Corollary 7: max_i sum_j Delta_ij < 4 tau
     out = {"model": cell["model"], "n": int(base.n), "q": int(base.q), "rows": rows,
            "exhaustive": bool(exhaustive), "corollary7_tau": tau7,
-           "thresholds": certificate_thresholds(rows), "score_cache_hits": model.hits}
-    if cell.get("search_budget"):
-        out["tau_no_cert"] = no_certificate_thresholds(base, cell, rows, exhaustive, contexts)
+           "thresholds": certificate_thresholds(rows),
+           "model_rows": (table_queries(int(base.n), int(base.q)) if chain is not None
+                          else model.rows)}
+    if cell.get("search_budget") or exhaustive:
+        out["tau_no_cert"] = no_certificate_thresholds(
+            model if exhaustive else base, cell, rows, exhaustive, contexts)
     return out
+
+
+def _window_tmix(chain: Any, eps: float) -> int | None:
+    """Exact worst-start ``t_mix(eps)`` of a tabulated chain (None when it is numerically
+    reducible at this temperature)."""
+    from glauber.errors import ConvergenceError, NonPositiveConditionalError
+
+    try:
+        return int(chain.mixing_time(eps))
+    except (ConvergenceError, NonPositiveConditionalError):
+        return None
 
 
 def no_certificate_thresholds(base: Any, cell: dict, rows: list[dict], exhaustive: bool,
@@ -123,16 +156,25 @@ def no_certificate_thresholds(base: Any, cell: dict, rows: list[dict], exhaustiv
     :mod:`glauber.estimators.influence_threshold`). ``"sampled"``: from the sampled ``C`` of
     the rows; ``"search"``: from :func:`search_influence_sweep` with ``cell["search_budget"]``
     queries over the grid (warm-started, one query memo; its spectral radii are added to the
-    rows); ``"exact"``: from the enumerated ``C`` of a toy (then the other two equal it).
+    rows); ``"exact"``: from the exact ``C`` of an enumerated or tabulated chain (a toy or a
+    window of a real model), with the search run on the same table beside it when asked for.
     """
-    sampled = max((r["tau"] for r in rows if r["rho_lower"] >= 1.0), default=None)
+    found = max((r["tau"] for r in rows if r["rho_lower"] >= 1.0), default=None)
     if exhaustive:
-        return {"exact": sampled, "sampled": sampled, "search": sampled}
+        out: dict[str, float | None] = {"exact": found}
+        if cell.get("search_budget"):  # the search's quality on an exact chain, side by side
+            sweep = search_influence_sweep(base, cell["taus"], budget=cell["search_budget"],
+                                           seed=cell["seed"])
+            for r, res in zip(rows, sweep):
+                r["search_spectral_radius"], r["search_rho_lower"] = (res.spectral_radius,
+                                                                      res.rho_lower)
+            out["search"] = tau_no_cert(sweep)
+        return out
     sweep = search_influence_sweep(base, cell["taus"], budget=cell["search_budget"],
                                    starts=contexts, seed=cell["seed"])
     for r, res in zip(rows, sweep):
         r["search_spectral_radius"], r["search_rho_lower"] = res.spectral_radius, res.rho_lower
-    return {"exact": None, "sampled": sampled, "search": tau_no_cert(sweep)}
+    return {"exact": None, "sampled": found, "search": tau_no_cert(sweep)}
 
 
 def certificate_thresholds(rows: Sequence[dict]) -> dict[str, float | None]:
@@ -237,7 +279,7 @@ def plot_alpha_curve(result: dict, path: str | os.PathLike[str]) -> None:
     plt = pyplot()
     rows = result["rows"]
     taus = [r["tau"] for r in rows]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
     for key, label in (("alpha_row", "row sum (paper)"), ("alpha_col", "column sum"),
                        ("alpha_spectral", "largest singular value"),
                        ("spectral_radius", "spectral radius")):
@@ -252,7 +294,8 @@ def plot_alpha_curve(result: dict, path: str | os.PathLike[str]) -> None:
                        ("tmix_spectral", "spectral"), ("tmix_matrix_power", "matrix power")):
         vals = [_as_float(r[key]) for r in rows]
         right.plot(taus, [v if math.isfinite(v) else np.nan for v in vals], marker="o",
-                   label=f"bound: {label}")
+                   label=f"{'estimate (no bound)' if rows[0]['is_lower_bound'] else 'bound'}: "
+                   f"{label}")
     exact = [r["exact_tmix"] for r in rows]
     if any(v is not None for v in exact):
         right.plot(taus, [np.nan if v is None else v for v in exact], "k*-", label="exact t_mix")
@@ -262,9 +305,10 @@ def plot_alpha_curve(result: dict, path: str | os.PathLike[str]) -> None:
     right.set_xlabel("tau" + ("" if not none else  # points that cannot be drawn: say so
                               "\n(no certificate, infinite bound, at tau = "
                               + ", ".join(f"{t:g}" for t in none) + ")"))
-    right.set_ylabel("t_mix(1/4) certificate (steps)")
+    right.set_ylabel("t_mix(1/4) (steps)")
     right.legend(fontsize=7)
     fig.suptitle(f"{result['model']} (n={result['n']}, q={result['q']})", fontsize=9)
+    fig.tight_layout()
     save_figure(fig, path)
     plt.close(fig)
 

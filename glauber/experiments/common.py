@@ -122,9 +122,9 @@ def get_model(spec: str, length: int | None = None, device: str = "cpu") -> Any:
     UnknownModelError
         If ``spec`` is neither a known model nor a toy specification.
     """
-    from glauber.models import is_toy_spec, resolve_model
+    from glauber.models import CONTEXT_SEPARATOR, is_toy_spec, resolve_model
 
-    if is_toy_spec(spec) and length is not None:
+    if is_toy_spec(spec) and length is not None and CONTEXT_SEPARATOR not in spec:
         return resolve_model(toy_spec_at_length(spec, length), device=device)
     return resolve_model(spec, length=length, device=device)
 
@@ -217,6 +217,11 @@ def context_states(model: Any, count: int, seed: int) -> np.ndarray:
     count = check_positive_int(count, "count")
     rng = np.random.default_rng(seed)
     labels = tuple(getattr(model, "labels", ()))
+    from glauber.core.restrict import RestrictedModel
+
+    if isinstance(model, RestrictedModel):  # the context's own window first, then uniform
+        drawn = rng.integers(model.q, size=(max(count - 1, 0), model.n)).astype(np.int64)
+        return np.concatenate([model.default_states(), drawn])[:count]
     if hasattr(model, "encode"):
         from glauber.mlm_backend.sequences import AMINO_ACIDS, ANTIBODY_SEQUENCES
 

@@ -20,6 +20,7 @@ import numpy as np
 
 from glauber.core.io import atomic_write_text
 from glauber.core.validation import check_nonnegative_int
+from glauber.errors import InvalidParameterError
 from glauber.estimators.coupling import coupling_time
 from glauber.experiments.checkpoint import ResultsLog, dumps
 from glauber.experiments.common import (
@@ -35,7 +36,7 @@ from glauber.experiments.common import (
 )
 from glauber.experiments.executor import Executor, LocalExecutor, run_cells
 from glauber.experiments.outdir import OutputFolder, check_out_folder
-from glauber.models import is_toy_spec
+from glauber.models import CONTEXT_SEPARATOR, is_toy_spec
 
 #: Files written in the output folder (besides the results log).
 OUTPUTS = ("phase_diagram.csv", "phase_diagram.json", "phase_diagram.png")
@@ -54,7 +55,8 @@ def cell_seed(seed: int, tau: float, n: int) -> np.random.SeedSequence:
 def phase_cell(cell: dict) -> dict:
     """Coupling times of one (model, tau, n) cell; the function the executor runs."""
     start = time.perf_counter()
-    model = get_model(cell["model"], cell["n"], cell["device"])
+    window = CONTEXT_SEPARATOR in cell["model"]  # a window's length is its own
+    model = get_model(cell["model"], None if window else cell["n"], cell["device"])
     rng = np.random.default_rng(cell_seed(cell["seed"], cell["tau"], cell["n"]))
     x0 = rng.integers(model.q, size=(cell["pairs"], model.n))
     y0 = rng.integers(model.q, size=(cell["pairs"], model.n))
@@ -81,7 +83,7 @@ def phase_cell(cell: dict) -> dict:
 def phase_diagram(
     model: str,
     taus: Sequence[float] | str,
-    lengths: Sequence[int] | str,
+    lengths: Sequence[int] | str | None,
     pairs: int,
     budget: int,
     seed: int,
@@ -99,7 +101,8 @@ def phase_diagram(
     model : str
         Model specification (MLM name or toy specification; a toy's ``n`` is set per cell).
     taus, lengths : sequences or comma-separated strings
-        The grid.
+        The grid. A window specification (``model@context[sites]``) has one length, its
+        number of sites: ``lengths`` is then None (or that number).
     pairs : int
         Coupled pairs per cell, >= 1.
     budget : int
@@ -131,13 +134,23 @@ def phase_diagram(
         (:class:`~glauber.experiments.outdir.OutputFolder`); checked before any cell runs.
     """
     tau_list = parse_floats(taus, "taus")
+    if CONTEXT_SEPARATOR in model:
+        k = int(get_model(model, None, device).n)
+        if lengths is not None and parse_ints(lengths, "lengths") != [k]:
+            raise InvalidParameterError(
+                f"--lengths does not apply to a window: {model} resamples {k} sites; leave "
+                "--lengths out (or choose other --sites)"
+            )
+        lengths = [k]
+    if lengths is None:
+        raise InvalidParameterError("give the sequence lengths of the grid, e.g. --lengths 8,16")
     n_list = parse_ints(lengths, "lengths")
     pairs = positive_budget(pairs, "pairs")
     budget = positive_budget(budget, "budget")
     seed = check_nonnegative_int(seed, "--seed")
     out = check_out_folder(out)
     for n in n_list:  # fail fast on an unknown model or a length it cannot take
-        get_model(model, n, device)
+        get_model(model, None if CONTEXT_SEPARATOR in model else n, device)
     config = {"experiment": "phase-diagram", "model": model, "taus": tau_list,
               "lengths": n_list, "pairs": pairs, "budget": budget, "seed": int(seed),
               "exact": bool(exact)}

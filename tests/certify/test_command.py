@@ -116,12 +116,21 @@ def test_bad_temperature_exits_2_before_loading(monkeypatch, tau):
     assert code == 2 and "tau" in err
 
 
-@pytest.mark.parametrize("flag", ["--budget", "--rectangles", "--contexts", "--pairs",
-                                  "--batch-size"])
+@pytest.mark.parametrize("flag", ["--budget", "--rectangles", "--contexts", "--batch-size"])
 def test_non_positive_budgets_exit_2(monkeypatch, flag):
     monkeypatch.setattr(command, "resolve_model", lambda *a, **k: pytest.fail("loaded"))
     code, _, err = run("--model", "ising-cycle:n=4", flag, "0")
     assert code == 2 and flag in err and ">= 1" in err
+
+
+@pytest.mark.parametrize("flag", ["--pairs", "--search-budget"])
+def test_negative_counts_exit_2_and_zero_switches_the_stage_off(monkeypatch, flag):
+    code, _, err = run("--model", "ising-cycle:n=4", flag, "-1")
+    assert code == 2 and flag in err
+    code, text, err = run("--model", "ising-cycle:n=14", "--no-exact", "--rectangles", "4",
+                          flag, "0")
+    assert code == 0, err
+    assert ("not run (n_pairs = 0)" in text) if flag == "--pairs" else ("sampled:" in text)
 
 
 def test_json_into_a_missing_folder_exits_2_before_running(tmp_path, monkeypatch):
