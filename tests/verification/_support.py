@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from hypothesis import strategies as st
 from scipy.special import logsumexp
 
 from glauber.core.enumeration import all_states
@@ -21,7 +20,6 @@ GIBBS = ("ising", "curie-weiss", "potts", "planted", "random-joint")
 #: Asymmetric Ising models, symmetric ones (compatible) included.
 ASYM_ISING = {"asym-ising": {"min_asym": 0.0}}
 
-seeds = st.integers(0, 2**32 - 1)
 TEMPERATURES = temperatures(0.4, 4.0)
 
 
