@@ -13,10 +13,11 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glauber.errors import BasinError, InvalidParameterError, StateSpaceTooLargeError
+from glauber.testing import basins, states
 from glauber.toy_models.base import FunctionModel
 from glauber.toy_models.exact_basins import (
     bottleneck,
@@ -31,7 +32,7 @@ from glauber.toy_models.exact_spectral import (
 )
 
 from ..support import table_model
-from ._support import SIZES, ising_model
+from ._support import ising_model, score_tables
 
 
 def graph_couplings(n: int, edges: list[tuple[int, int]], J: float = 1.0) -> np.ndarray:
@@ -39,10 +40,6 @@ def graph_couplings(n: int, edges: list[tuple[int, int]], J: float = 1.0) -> np.
     for u, v in edges:
         M[u, v] = M[v, u] = J
     return M
-
-
-def random_mask(num_states: int, seed: int, frac: float) -> np.ndarray:
-    return np.random.default_rng(seed).random(num_states) < frac
 
 
 def pairs_differing_at(chain: ExactChain, j: int):
@@ -79,18 +76,11 @@ def test_ising_path_influence_and_oscillation_closed_forms() -> None:
     np.testing.assert_allclose(D, 4 * J * (expected > 0), rtol=1e-13, atol=1e-15)
 
 
-@given(
-    size=st.sampled_from([s for s in SIZES if s[0] >= 2]),
-    seed=st.integers(0, 2**32 - 1),
-    scale=st.floats(0.0, 3.0),
-    tau=st.floats(0.2, 5.0),
-)
+@given(model=score_tables(), tau=st.floats(0.2, 5.0))
 @settings(max_examples=20, deadline=None)
-def test_influence_and_oscillation_match_brute_force(
-    size: tuple[int, int], seed: int, scale: float, tau: float
-) -> None:
-    n, q = size
-    chain = ExactChain(table_model(n, q, seed, scale), tau)
+def test_influence_and_oscillation_match_brute_force(model, tau: float) -> None:
+    n = model.n
+    chain = ExactChain(model, tau)
     p, s = chain.conditionals(), chain.scores()
     C_ref, D_ref = np.zeros((n, n)), np.zeros((n, n))
     for j in range(n):
@@ -134,35 +124,23 @@ def coupled_expectation(chain: ExactChain, x: int, y: int) -> float:
     return total
 
 
-@given(
-    size=st.sampled_from(SIZES),
-    seed=st.integers(0, 2**32 - 1),
-    scale=st.floats(0.0, 3.0),
-    tau=st.floats(0.2, 5.0),
-    data=st.data(),
-)
+@given(model=score_tables(), tau=st.floats(0.2, 5.0), data=st.data())
 @settings(max_examples=25, deadline=None)
 def test_one_step_hamming_matches_enumerated_maximal_coupling(
-    size: tuple[int, int], seed: int, scale: float, tau: float, data: st.DataObject
+    model, tau: float, data: st.DataObject
 ) -> None:
-    n, q = size
-    chain = ExactChain(table_model(n, q, seed, scale), tau)
-    x = data.draw(st.integers(0, q**n - 1))
-    y = data.draw(st.integers(0, q**n - 1))
+    chain = ExactChain(model, tau)
+    x = data.draw(states(model))
+    y = data.draw(states(model))
     expected = coupled_expectation(chain, x, y)
     assert chain.one_step_hamming(x, y) == pytest.approx(expected, abs=1e-13)
 
 
-@given(
-    size=st.sampled_from([s for s in SIZES if s[1] ** s[0] <= 27]),
-    seed=st.integers(0, 2**32 - 1),
-)
+@given(model=score_tables(27, scale=(1.5, 1.5)))
 @settings(max_examples=15, deadline=None)
-def test_worst_adjacent_pair_is_the_maximum_over_adjacent_pairs(
-    size: tuple[int, int], seed: int
-) -> None:
-    n, q = size
-    chain = ExactChain(table_model(n, q, seed, 1.5), 0.7)
+def test_worst_adjacent_pair_is_the_maximum_over_adjacent_pairs(model) -> None:
+    n = model.n
+    chain = ExactChain(model, 0.7)
     values = {
         (x, y, j): chain.one_step_hamming(x, y)
         for j in range(n)
@@ -232,21 +210,14 @@ def reference_margins(chain: ExactChain, mask: np.ndarray) -> tuple[float, float
     return delta, gap, k, m
 
 
-@given(
-    size=st.sampled_from(SIZES),
-    seed=st.integers(0, 2**32 - 1),
-    scale=st.floats(0.1, 4.0),
-    tau=st.floats(0.1, 3.0),
-    frac=st.floats(0.05, 0.95),
-)
+@given(model=score_tables(scale=(0.1, 4.0)), tau=st.floats(0.1, 3.0), data=st.data())
 @settings(max_examples=30, deadline=None)
 def test_margins_match_brute_force_and_bound_the_exact_escape(
-    size: tuple[int, int], seed: int, scale: float, tau: float, frac: float
+    model, tau: float, data: st.DataObject
 ) -> None:
-    n, q = size
-    chain = ExactChain(table_model(n, q, seed, scale), tau)
-    mask = random_mask(q**n, seed, frac)
-    assume(mask.any() and not mask.all())
+    n, q = model.n, model.q
+    chain = ExactChain(model, tau)
+    mask = data.draw(basins(model, kinds=("random",))).mask  # neither empty nor everything
     got = chain.margins(mask)
     delta, gap, k, m = reference_margins(chain, mask)
     assert got.delta_star == pytest.approx(delta, abs=1e-14)
@@ -288,21 +259,12 @@ def test_margins_hand_example() -> None:
 # -------------------------------------------------------------------------------- basins
 
 
-@given(
-    size=st.sampled_from(SIZES),
-    seed=st.integers(0, 2**32 - 1),
-    scale=st.floats(0.0, 3.0),
-    tau=st.floats(0.2, 3.0),
-    frac=st.floats(0.05, 0.95),
-)
+@given(model=score_tables(), tau=st.floats(0.2, 3.0), data=st.data())
 @settings(max_examples=25, deadline=None)
-def test_conductance_and_escape_match_definition(
-    size: tuple[int, int], seed: int, scale: float, tau: float, frac: float
-) -> None:
-    n, q = size
-    chain = ExactChain(table_model(n, q, seed, scale), tau)
-    mask = random_mask(q**n, seed + 1, frac)
-    assume(mask.any() and not mask.all())
+def test_conductance_and_escape_match_definition(model, tau: float, data: st.DataObject) -> None:
+    n, q = model.n, model.q
+    chain = ExactChain(model, tau)
+    mask = data.draw(basins(model, kinds=("random",))).mask  # neither empty nor everything
     P, pi = chain.dense_transition_matrix(), chain.stationary()
     escape_ref = np.array(
         [sum(P[x, y] for y in range(q**n) if not mask[y]) for x in np.flatnonzero(mask)]
@@ -332,18 +294,11 @@ def test_conductance_closed_form_and_errors() -> None:
         chain.margins(np.zeros(4, dtype=bool))
 
 
-@given(
-    size=st.sampled_from([(1, 2), (2, 2), (3, 2), (1, 3), (2, 3), (1, 4), (2, 4)]),
-    seed=st.integers(0, 2**32 - 1),
-    scale=st.floats(0.0, 3.0),
-    tau=st.floats(0.3, 3.0),
-)
+@given(model=score_tables(16, max_sites=3), tau=st.floats(0.3, 3.0))
 @settings(max_examples=20, deadline=None)
-def test_bottleneck_ratio_by_subset_enumeration_and_lpw_7_4(
-    size: tuple[int, int], seed: int, scale: float, tau: float
-) -> None:
-    n, q = size
-    chain = ExactChain(table_model(n, q, seed, scale), tau)
+def test_bottleneck_ratio_by_subset_enumeration_and_lpw_7_4(model, tau: float) -> None:
+    n, q = model.n, model.q
+    chain = ExactChain(model, tau)
     result = chain.bottleneck()
     assert chain.bottleneck_ratio() == result.ratio
     assert chain.conductance(result.mask) == pytest.approx(result.ratio, rel=1e-12)
@@ -373,19 +328,13 @@ def test_bottleneck_admits_sets_of_mass_exactly_one_half_and_limits_size() -> No
         chain.bottleneck_ratio()
 
 
-@given(
-    size=st.sampled_from(SIZES),
-    seed=st.integers(0, 2**32 - 1),
-    scale=st.floats(0.0, 3.0),
-    tau=st.floats(0.2, 3.0),
-    data=st.data(),
-)
+@given(model=score_tables(), tau=st.floats(0.2, 3.0), data=st.data())
 @settings(max_examples=25, deadline=None)
 def test_hitting_times_satisfy_kac_and_first_step_equations(
-    size: tuple[int, int], seed: int, scale: float, tau: float, data: st.DataObject
+    model, tau: float, data: st.DataObject
 ) -> None:
-    n, q = size
-    chain = ExactChain(table_model(n, q, seed, scale), tau)
+    n, q = model.n, model.q
+    chain = ExactChain(model, tau)
     P, pi = chain.dense_transition_matrix(), chain.stationary()
     a = data.draw(st.integers(0, q**n - 1))
     target = np.zeros(q**n, dtype=bool)
