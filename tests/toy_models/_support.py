@@ -9,10 +9,6 @@ import numpy as np
 from glauber.testing import models
 from glauber.toy_models.base import FunctionModel
 
-#: Every (n, q) with at most 64 states.
-SIZES = [(n, q) for n in range(1, 7) for q in (2, 3, 4) if q**n <= 64]
-
-
 def score_tables(max_states: int = 64, scale: tuple[float, float] = (0.0, 3.0),
                  max_sites: int | None = None):
     """Random score tables from :func:`glauber.testing.models`: the ``random-table`` family
