@@ -9,6 +9,7 @@ import numpy as np
 from glauber.testing import models
 from glauber.toy_models.base import FunctionModel
 
+
 def score_tables(max_states: int = 64, scale: tuple[float, float] = (0.0, 3.0),
                  max_sites: int | None = None):
     """Random score tables from :func:`glauber.testing.models`: the ``random-table`` family
