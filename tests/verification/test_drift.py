@@ -128,7 +128,8 @@ DRIFTING = {
 }
 
 
-@given(model=models(families=DRIFTING, min_sites=4, max_q=3), tau=st.floats(0.3, 3.0), data=st.data())
+@given(model=models(families=DRIFTING, min_sites=4, max_q=3), tau=st.floats(0.3, 3.0),
+       data=st.data())
 @settings(max_examples=30, deadline=None)
 def test_band_drift_certificate_bounds_the_exact_escape_probability(model, tau, data):
     n = model.n
