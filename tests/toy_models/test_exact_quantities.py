@@ -10,6 +10,7 @@ from __future__ import annotations
 import cmath
 import itertools
 import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -17,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glauber.errors import BasinError, InvalidParameterError, StateSpaceTooLargeError
-from glauber.testing import basins, states
+from glauber.testing import ModelSpec, basins, states
 from glauber.toy_models.base import FunctionModel
 from glauber.toy_models.exact_basins import (
     bottleneck,
@@ -31,8 +32,8 @@ from glauber.toy_models.exact_spectral import (
     spectral_gap,
 )
 
-from ..support import table_model
-from ._support import ising_model, score_tables
+from ..support import score_tables, table_model
+from ._support import ising_model
 
 
 def graph_couplings(n: int, edges: list[tuple[int, int]], J: float = 1.0) -> np.ndarray:
@@ -356,6 +357,33 @@ def test_hitting_time_closed_form_and_errors() -> None:
     np.testing.assert_array_equal(expected_hitting_times(P, np.array([True, True])), [0, 0])
     with pytest.raises(BasinError):
         expected_hitting_times(P, np.array([False, False]))
+
+
+def test_hitting_times_keep_relative_accuracy_on_a_nearly_reducible_chain() -> None:
+    # A random table (n = 2, q = 3, seed 3, scale 3) at tau = 0.2: pi(3) ~ 1e-27, so the return
+    # time to state 3 is ~1e27 (Kac); a pivoted sparse LU returned times off by a factor 1e9
+    # and negative ones on such chains. Reference: the same first-step equations solved exactly
+    # over the rationals (every float entry of P is a rational number), with 1 - P(x, x) taken
+    # as the sum of the other entries of the row: the float diagonal rounds away the ~1e-27
+    # flow to the target, so I - P itself is singular to working precision.
+    chain = ExactChain(ModelSpec("random-table", n=2, q=3, seed=3, scale=3.0, bias=0.0).build(),
+                       0.2)
+    P, pi = chain.dense_transition_matrix(), chain.stationary()
+    a = int(np.argmin(pi))
+    assert pi[a] < 1e-20
+    target = np.arange(9) == a
+    h = chain.expected_hitting_times(target)
+    rest = np.flatnonzero(~target)
+    F = [[Fraction(float(v)) for v in row] for row in P]
+    A = [[sum(F[r][y] for y in range(9) if y != r) if r == c else -F[r][c] for c in rest]
+         + [Fraction(1)] for r in rest]
+    for col in range(len(rest)):  # Gauss-Jordan over the rationals
+        A[col] = [v / A[col][col] for v in A[col]]
+        for r in range(len(rest)):
+            if r != col and A[r][col] != 0:
+                A[r] = [v - A[r][col] * w for v, w in zip(A[r], A[col])]
+    np.testing.assert_allclose(h[rest], [float(row[-1]) for row in A], rtol=1e-12)
+    assert 1 + P[a] @ h == pytest.approx(1 / pi[a], rel=1e-12)  # Kac
 
 
 # ------------------------------------------------------------------------------ spectrum
