@@ -6,18 +6,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from glauber.testing import models
 from glauber.toy_models.base import FunctionModel
-
-
-def score_tables(max_states: int = 64, scale: tuple[float, float] = (0.0, 3.0),
-                 max_sites: int | None = None):
-    """Random score tables from :func:`glauber.testing.models`: the ``random-table`` family
-    (i.i.d. normal scores times ``scale``, no bias) and, for single sites too, ``random-joint``
-    (normal energies times ``scale``); ``q <= 4``. ``model.spec.params["scale"]`` is the scale."""
-    return models(max_states, families={"random-table": {"scale": scale, "bias": (0.0, 0.0)},
-                                        "random-joint": {"scale": scale}},
-                  min_sites=1, max_sites=max_sites, max_q=4)
 
 
 def ising_model(J: np.ndarray, h: np.ndarray) -> FunctionModel:

@@ -26,8 +26,8 @@ from glauber.errors import (
 from glauber.toy_models.base import FunctionModel
 from glauber.toy_models.exact_chain import ExactChain
 
-from ..support import table_model
-from ._support import exact_stationary, ising_model, score_tables
+from ..support import score_tables, table_model
+from ._support import exact_stationary, ising_model
 
 
 def gibbs_log_pi(states: np.ndarray, J: np.ndarray, h: np.ndarray, tau: float) -> np.ndarray:
