@@ -1,7 +1,8 @@
 """Models and slow references shared by the test folders (one copy of each).
 
 Nothing here uses the code under test beyond the model classes: the enumeration is
-``itertools.product`` and the random model is a table of scores.
+``itertools.product`` and the fixed random model is a table of scores; random models for
+properties come from :func:`glauber.testing.models` (:func:`score_tables` names the families).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import itertools
 
 import numpy as np
 
+from glauber.testing import models
 from glauber.toy_models import FunctionModel
 
 
@@ -34,3 +36,13 @@ def table_model(n: int, q: int, seed: int, scale: float = 1.0, bias: float = 0.0
         return table[i, x @ powers]
 
     return FunctionModel(n, q, score, name=f"table:n={n},q={q},seed={seed}")
+
+
+def score_tables(max_states: int = 64, scale: tuple[float, float] = (0.0, 3.0), *,
+                 min_sites: int = 1, max_sites: int | None = None, max_q: int = 4):
+    """Random score tables from :func:`glauber.testing.models`: the ``random-table`` family
+    (i.i.d. normal scores times ``scale``, no bias) and ``random-joint`` (normal energies times
+    ``scale``; single sites too). ``model.spec.params["scale"]`` is the drawn scale."""
+    return models(max_states, families={"random-table": {"scale": scale, "bias": (0.0, 0.0)},
+                                        "random-joint": {"scale": scale}},
+                  min_sites=min_sites, max_sites=max_sites, max_q=max_q)

@@ -20,7 +20,7 @@ from glauber.testing.check import (  # noqa: E402
     Counterexample,
     check_bound,
 )
-from glauber.testing.families import FAMILIES, RESERVED_FAMILIES  # noqa: E402
+from glauber.testing.families import FAMILIES, MAX_BASE_STATES  # noqa: E402
 from glauber.testing.matrices import (  # noqa: E402
     influence_matrices,
     integer_weights,
@@ -47,8 +47,8 @@ __all__ = [
     "CachedChain",
     "Counterexample",
     "FAMILIES",
+    "MAX_BASE_STATES",
     "ModelSpec",
-    "RESERVED_FAMILIES",
     "basins",
     "check_bound",
     "clear_cache",

@@ -15,11 +15,12 @@ Families (name: what is drawn; options and their defaults in :data:`FAMILIES`):
 * ``random-joint``: the conditionals of a random energy (compatible);
 * ``asym-ising``: couplings ``J_ij = s_ij + a_ij``, ``J_ji = s_ij - a_ij`` with
   ``|a_01| >= min_asym`` (incompatible when ``min_asym > 0``);
-* ``random-table``: i.i.d. normal scores per site and context (incompatible).
-
-Restricted windows of a larger model (``restrict(model, context, sites)``) get their slot in
-:data:`RESERVED_FAMILIES` until ``glauber.estimators.restrict`` exists; asking for it raises an
-error that says so.
+* ``random-table``: i.i.d. normal scores per site and context (incompatible);
+* ``restricted``: a model of another family on ``n + m`` sites (``m`` frozen sites, at most
+  :data:`MAX_BASE_STATES` states) restricted by :func:`glauber.core.restrict.restrict` to ``n``
+  of its sites in a random order, the other ``m`` frozen at a random context (compatible when
+  its base is; an asymmetric Ising base when its couplings among the chosen sites are
+  symmetric).
 """
 
 from __future__ import annotations
@@ -156,6 +157,39 @@ def _random_table(draw: st.DrawFn, n: int, q: int, o: Mapping[str, Any]) -> Mode
                      bias=draw(floats_in(o["bias"])))
 
 
+def _restricted(draw: st.DrawFn, n: int, q: int, o: Mapping[str, Any]) -> ModelSpec:
+    lo, hi = o["frozen"]
+    full = n + max(lo, min(draw(st.integers(lo, hi)), largest_n(q, MAX_BASE_STATES) - n))
+    base = FAMILIES[draw(st.sampled_from(_bases(o, q)))]
+    spec = base.draw(draw, full, q, base.defaults)
+    sites = draw(st.permutations(range(full)))[:n]  # shrinks towards the first n sites in order
+    context = draw(st.lists(st.integers(0, q - 1), min_size=full, max_size=full))
+    return ModelSpec("restricted", n, q, base=spec, context=context, sites=sites)
+
+
+def _bases(options: Mapping[str, Any], q: int | None = None) -> list[str]:
+    """The base families of a restricted model (those with ``q`` tokens when ``q`` is given).
+
+    Families of any ``q`` come first, so that the list for a larger ``q`` is a prefix of the
+    list for ``q = 2``: a drawn index keeps its family while Hypothesis shrinks ``q``. The
+    random joint, which draws the fewest values, comes first: Hypothesis shrinks towards it.
+    """
+    names = sorted(options["families"], key=lambda name: (FAMILIES[name].max_q is not None,
+                                                          name != "random-joint"))
+    return [name for name in names
+            if q is None or FAMILIES[name].max_q is None or q <= FAMILIES[name].max_q]
+
+
+def _restricted_q(options: Mapping[str, Any]) -> int | None:
+    limits = [FAMILIES[name].max_q for name in _bases(options)]
+    return None if None in limits else max(limits)
+
+
+def _restricted_compatible(options: Mapping[str, Any]) -> bool | None:
+    verdicts = {FAMILIES[name].compatible(FAMILIES[name].defaults) for name in _bases(options)}
+    return True if verdicts == {True} else None
+
+
 @dataclass(frozen=True)
 class Family:
     """A model family: how to draw its parameters once ``n`` and ``q`` are drawn.
@@ -174,6 +208,9 @@ class Family:
     compatible : callable
         ``options -> bool or None``: whether every model drawn with these options is compatible
         (True), none is (False, for ``n >= 2``), or it varies (None).
+    q_limit : callable, optional
+        ``options -> int or None``: the largest vocabulary under these options, where it
+        depends on them (default: ``max_q``).
     """
 
     name: str
@@ -182,6 +219,11 @@ class Family:
     min_sites: int
     max_q: int | None
     compatible: Callable[[Mapping[str, Any]], bool | None]
+    q_limit: Callable[[Mapping[str, Any]], int | None] | None = None
+
+    def largest_q(self, options: Mapping[str, Any]) -> int | None:
+        """The largest vocabulary of a model drawn with ``options`` (None: any)."""
+        return self.max_q if self.q_limit is None else self.q_limit(options)
 
 
 def _gibbs(options: Mapping[str, Any]) -> bool:
@@ -211,13 +253,15 @@ FAMILIES: dict[str, Family] = {
                2, None, lambda o: False if o["scale"][0] > 0.0 else None),
     )
 }
+#: Restricted windows draw their base from every other family (their own options' defaults).
+FAMILIES["restricted"] = Family(
+    "restricted", _restricted, {"families": tuple(FAMILIES), "frozen": (1, 3)}, 1, None,
+    _restricted_compatible, _restricted_q,
+)
 
-#: Families planned but not yet drawable, with what they will hold.
-RESERVED_FAMILIES: dict[str, str] = {
-    "restricted": "restricted windows of a larger model (restrict(model, context, sites)); "
-                  "drawn here once glauber.estimators.restrict exists",
-}
-
+#: Largest state space of the full model behind a restricted window (its frozen sites are cut
+#: to fit; one frozen site is always kept).
+MAX_BASE_STATES = 4096
 
 def largest_n(q: int, max_states: int, cap: int | None = None) -> int:
     """Largest ``n`` with ``q**n <= max_states`` (0 if none), at most ``cap``."""
@@ -230,4 +274,4 @@ def largest_n(q: int, max_states: int, cap: int | None = None) -> int:
 
 
 __all__ = ["COUPLING_MODES", "FAMILIES", "FIELD_MODES", "Family", "GRAPH_KINDS",
-           "RESERVED_FAMILIES", "draw_edges", "floats_in", "largest_n"]
+           "MAX_BASE_STATES", "draw_edges", "floats_in", "largest_n"]

@@ -14,6 +14,7 @@ from typing import Any, Callable
 import networkx as nx
 import numpy as np
 
+from glauber.core.restrict import RestrictedModel, restrict
 from glauber.errors import InvalidParameterError, UnknownModelError
 from glauber.toy_models.base import ToyModel
 from glauber.toy_models.curie_weiss import CurieWeissModel
@@ -36,10 +37,11 @@ def _literal(value: Any) -> Any:
         return int(value)
     if isinstance(value, (float, np.floating)):
         return float(value)
-    if value is None or isinstance(value, str):
+    if value is None or isinstance(value, (str, ModelSpec)):
         return value
     raise InvalidParameterError(
-        f"a ModelSpec parameter must be a number, a string, None or a (nested) tuple of those, "
+        f"a ModelSpec parameter must be a number, a string, None, a ModelSpec or a (nested) "
+        f"tuple of those, "
         f"got {type(value).__name__}"
     )
 
@@ -82,8 +84,21 @@ def _random_joint(n: int, q: int, seed: int, scale: float) -> ToyModel:
     return RandomJointModel(n, q, seed, scale=scale)
 
 
-#: family -> builder ``(n, q, **params) -> ToyModel``.
-BUILDERS: dict[str, Callable[..., ToyModel]] = {
+def _restricted(n: int, q: int, base: ModelSpec, context: tuple, sites: tuple) -> RestrictedModel:
+    if not isinstance(base, ModelSpec) or base.family == "restricted":
+        raise InvalidParameterError(
+            f"a restricted model's base must be the ModelSpec of another family, got {base!r}"
+        )
+    if (base.q, len(sites)) != (q, n):
+        raise InvalidParameterError(
+            f"a restricted model has q = {q} and n = {n} sites, but its base has q = {base.q} "
+            f"and {len(sites)} sites are chosen; make them agree"
+        )
+    return restrict(base.build(), np.array(context, dtype=np.int64), list(sites))
+
+
+#: family -> builder ``(n, q, **params) -> model``.
+BUILDERS: dict[str, Callable[..., ToyModel | RestrictedModel]] = {
     "ising": _ising,
     "curie-weiss": _curie_weiss,
     "potts": _potts,
@@ -91,6 +106,7 @@ BUILDERS: dict[str, Callable[..., ToyModel]] = {
     "random-joint": _random_joint,
     "asym-ising": _asym_ising,
     "random-table": _random_table,
+    "restricted": _restricted,
 }
 
 
@@ -101,7 +117,7 @@ class ModelSpec:
     ----------
     family : str
         One of :data:`BUILDERS` (``"ising"``, ``"potts"``, ``"asym-ising"``, ``"curie-weiss"``,
-        ``"planted"``, ``"random-table"``, ``"random-joint"``).
+        ``"planted"``, ``"random-table"``, ``"random-joint"``, ``"restricted"``).
     n, q : int
         Sites and vocabulary size.
     **params
@@ -112,7 +128,10 @@ class ModelSpec:
         * ``asym-ising``: ``J`` (``n`` rows of ``n``, zero diagonal), ``field`` (per site);
         * ``curie-weiss``: ``alpha``, ``field`` (one value);
         * ``planted``: ``token``, ``strength``, ``base`` (``q`` values);
-        * ``random-table``: ``seed``, ``scale``, ``bias``; ``random-joint``: ``seed``, ``scale``.
+        * ``random-table``: ``seed``, ``scale``, ``bias``; ``random-joint``: ``seed``, ``scale``;
+        * ``restricted``: ``base`` (the :class:`ModelSpec` of the full model, another family),
+          ``context`` (one full state), ``sites`` (the ``n`` resampled sites, in window order):
+          :func:`glauber.core.restrict.restrict` of the base model.
 
     Raises
     ------
@@ -165,9 +184,22 @@ class ModelSpec:
         A single site is always compatible; Ising, Potts, Curie–Weiss, planted and random
         joints are Gibbs; an asymmetric Ising model is compatible iff ``J`` is symmetric
         (Proposition 4: ``|delta| = 4 |J_ij - J_ji|``); a random table only when its scale is 0.
+        A restricted window of a compatible model is compatible (its chain is the Glauber chain
+        of the conditional law given the frozen sites); of an asymmetric Ising model, iff ``J``
+        among the chosen sites is symmetric (the frozen sites only add a field); of a random
+        table with ``n >= 2``, not (its window's scores are i.i.d. normals with scale > 0).
         """
         if self.n == 1:
             return True
+        if self.family == "restricted":
+            base = self.params["base"]
+            if base.compatible:
+                return True
+            if base.family == "asym-ising":
+                sites = list(self.params["sites"])
+                J = np.array(base.params["J"])[np.ix_(sites, sites)]
+                return bool(np.array_equal(J, J.T))
+            return False
         if self.family == "asym-ising":
             J = np.array(self.params["J"])
             return bool(np.array_equal(J, J.T))
@@ -179,7 +211,7 @@ class ModelSpec:
         """A short printable label, ``family:n=..,q=..``."""
         return f"{self.family}:n={self.n},q={self.q}"
 
-    def build(self) -> ToyModel:
+    def build(self) -> ToyModel | RestrictedModel:
         """The model, with ``model.spec = self`` and ``model.name = self.label()``.
 
         Raises

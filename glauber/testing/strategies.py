@@ -17,6 +17,7 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 
 from glauber.core.enumeration import all_states, radix_weights
+from glauber.core.restrict import RestrictedModel
 from glauber.errors import (
     InvalidParameterError,
     InvalidProbabilityError,
@@ -26,7 +27,6 @@ from glauber.testing.arguments import check_choice, check_range, check_sizes
 from glauber.testing.families import (
     FAMILIES,
     GRAPH_KINDS,
-    RESERVED_FAMILIES,
     Family,
     draw_edges,
     floats_in,
@@ -66,6 +66,14 @@ def _family_options(family: Family, given: Mapping[str, Any]) -> dict[str, Any]:
             value = float(value)
         elif isinstance(default[0], str):
             value = check_choice(value, default, name)
+        elif isinstance(default[0], int):  # a range of counts
+            if (not isinstance(value, (tuple, list)) or len(value) != 2
+                    or any(isinstance(v, bool) or not isinstance(v, numbers.Integral)
+                           for v in value) or not 0 <= value[0] <= value[1]):
+                raise InvalidParameterError(
+                    f"{name} must be a pair (lo, hi) of integers with 0 <= lo <= hi, got {value!r}"
+                )
+            value = (int(value[0]), int(value[1]))
         else:
             value = check_range(value, name)
         options[key] = value
@@ -85,10 +93,6 @@ def _select_families(families: FamilyChoice) -> list[tuple[Family, dict[str, Any
         raise InvalidParameterError(f"families must name at least one of {', '.join(FAMILIES)}")
     out = []
     for name, options in chosen.items():
-        if name in RESERVED_FAMILIES:
-            raise InvalidParameterError(
-                f"family {name!r} is not available yet: {RESERVED_FAMILIES[name]}"
-            )
         if name not in FAMILIES:
             raise InvalidParameterError(
                 f"unknown family {name!r}; choose from {', '.join(FAMILIES)}"
@@ -97,11 +101,11 @@ def _select_families(families: FamilyChoice) -> list[tuple[Family, dict[str, Any
     return out
 
 
-def _sizes(family: Family, max_states: int, min_sites: int, max_sites: int | None,
-           min_q: int, max_q: int | None) -> tuple[int, list[int]]:
+def _sizes(family: Family, options: Mapping[str, Any], max_states: int, min_sites: int,
+           max_sites: int | None, min_q: int, max_q: int | None) -> tuple[int, list[int]]:
     """``(n_min, feasible q values)`` of a family under the limits."""
     n_min = max(min_sites, family.min_sites)
-    q_top = min(v for v in (family.max_q, max_q, max_states) if v is not None)
+    q_top = min(v for v in (family.largest_q(options), max_q, max_states) if v is not None)
     qs = [q for q in range(max(2, min_q), q_top + 1) if q**n_min <= max_states]
     if max_sites is not None and max_sites < n_min:
         qs = []
@@ -129,17 +133,17 @@ def model_specs(max_states: int = 256, compatible: bool | None = None,
         if compatible is not None and verdict is not None and verdict != compatible:
             reasons.append(f"{family.name} is {'in' if compatible else ''}compatible")
             continue
-        n_min, qs = _sizes(family, max_states, min_sites, max_sites, min_q, max_q)
+        n_min, qs = _sizes(family, options, max_states, min_sites, max_sites, min_q, max_q)
         if not qs:
-            q_min = max(2, min_q)
+            q_min, q_top = max(2, min_q), family.largest_q(options)
             reasons.append(f"{family.name} needs at least {q_min}**{n_min} = {q_min**n_min} "
-                           f"states" + (f" and allows q <= {family.max_q}" if family.max_q else ""))
+                           f"states" + (f" and allows q <= {q_top}" if q_top else ""))
             if explicit:
                 raise InvalidParameterError(
                     f"max_states={max_states} (max_sites={max_sites}, min_q={min_q}, "
                     f"max_q={max_q}) leaves no model of family {family.name!r}: it needs "
                     f"n >= {n_min} sites, so at least {q_min}**{n_min} = {q_min**n_min} states"
-                    + (f", and has q <= {family.max_q}" if family.max_q else "")
+                    + (f", and has q <= {q_top}" if q_top else "")
                     + "; raise max_states or relax the size limits"
                 )
             continue
@@ -165,7 +169,7 @@ def model_specs(max_states: int = 256, compatible: bool | None = None,
 
 def models(max_states: int = 256, compatible: bool | None = None, families: FamilyChoice = None,
            *, min_sites: int = 2, max_sites: int | None = None, min_q: int = 2,
-           max_q: int | None = None) -> st.SearchStrategy[ToyModel]:
+           max_q: int | None = None) -> st.SearchStrategy[ToyModel | RestrictedModel]:
     """Strategy of small toy models from every family, each carrying its ``spec``.
 
     Parameters
@@ -188,8 +192,10 @@ def models(max_states: int = 256, compatible: bool | None = None, families: Fami
     Returns
     -------
     hypothesis.strategies.SearchStrategy
-        Of :class:`~glauber.toy_models.base.ToyModel`; ``model.spec`` rebuilds it. Shrinks
-        towards fewer sites, smaller ``q``, zero fields and small couplings.
+        Of :class:`~glauber.toy_models.base.ToyModel` (a
+        :class:`~glauber.core.restrict.RestrictedModel` for the ``restricted`` family: a
+        ConditionalModel without the toy models' extras such as ``log_weight``); ``model.spec``
+        rebuilds it. Shrinks towards fewer sites, smaller ``q``, zero fields and small couplings.
 
     Raises
     ------

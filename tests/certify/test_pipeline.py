@@ -29,23 +29,20 @@ from glauber.errors import (
     StateSpaceTooLargeError,
 )
 from glauber.estimators import recheck_witnesses
+from glauber.testing import models
 from glauber.toy_models import (
     AsymmetricIsingModel,
-    FunctionModel,
     IsingModel,
     PlantedBasinModel,
 )
 from glauber.toy_models.exact_chain import ExactChain
 
-from ..support import table_model
-
 SMALL = dict(n_rectangles=8, budget=10, n_pairs=1)
 
 
-@st.composite
-def table_models(draw) -> FunctionModel:
-    n, q = draw(st.sampled_from([(2, 2), (3, 2), (4, 2), (2, 3), (3, 3), (4, 3)]))
-    return table_model(n, q, draw(st.integers(0, 2**32 - 1)), draw(st.floats(0.1, 3.0)))
+#: Random score tables (incompatible; bias on token 0 of either sign) with ``q**n <= 81``.
+TABLES = models(max_states=81, families={"random-table": {"scale": (0.1, 3.0)}}, max_sites=4,
+                max_q=3)
 
 
 def exact_drift(chain: ExactChain, token: int) -> np.ndarray:
@@ -66,7 +63,7 @@ def exact_margins(chain: ExactChain, xs: np.ndarray) -> np.ndarray:
 
 # ------------------------------------------------------------------------ exhaustive = exact
 @settings(max_examples=15, deadline=None)
-@given(model=table_models(), tau=st.floats(0.3, 5.0))
+@given(model=TABLES, tau=st.floats(0.3, 5.0))
 def test_exhaustive_certificate_is_the_exact_chain(model, tau):
     cert = certify(model, tau, seed=1, **SMALL)
     chain = ExactChain(model, tau)
@@ -96,7 +93,7 @@ def test_exhaustive_certificate_is_the_exact_chain(model, tau):
 
 
 @settings(max_examples=15, deadline=None)
-@given(model=table_models(), tau=st.floats(0.3, 5.0), seed=st.integers(0, 1000))
+@given(model=TABLES, tau=st.floats(0.3, 5.0), seed=st.integers(0, 1000))
 def test_sampled_influences_are_lower_bounds(model, tau, seed):
     cert = certify(model, tau, seed=seed, exhaustive=False, n_contexts=2, **SMALL)
     exact = ExactChain(model, tau)

@@ -21,17 +21,16 @@ from glauber.estimators import influence
 from glauber.theory.contraction import certify_contraction
 from glauber.toy_models import IsingModel
 
-from ..support import states, table_model
+from ..support import score_tables, states, table_model
 from ._reference import TorchModel, exact_influence
 
-SMALL = [(2, 2), (3, 2), (4, 2), (5, 2), (2, 3), (3, 3), (2, 4), (4, 3), (3, 4)]
+#: Random score tables with q <= 4, 2 to 5 sites and at most 81 states.
+TABLES = score_tables(81, (1.0, 1.0), min_sites=2, max_sites=5)
 
 
 @settings(max_examples=20, deadline=None)
-@given(seed=st.integers(0, 10_000), nq=st.sampled_from(SMALL), tau=st.floats(0.2, 5.0))
-def test_exhaustive_equals_exact_supremum(seed, nq, tau):
-    n, q = nq
-    model = table_model(n, q, seed)
+@given(model=TABLES, tau=st.floats(0.2, 5.0))
+def test_exhaustive_equals_exact_supremum(model, tau):
     C, D = exact_influence(model, tau)
     res = influence(model, tau, exhaustive=True)
     np.testing.assert_allclose(res.C, C, atol=1e-12)
@@ -41,15 +40,14 @@ def test_exhaustive_equals_exact_supremum(seed, nq, tau):
 
 @settings(max_examples=20, deadline=None)
 @given(
+    model=TABLES,
     seed=st.integers(0, 10_000),
-    nq=st.sampled_from(SMALL),
     tau=st.floats(0.2, 5.0),
     n_ctx=st.integers(1, 4),
     reps=st.integers(1, 3),
 )
-def test_sampled_influence_is_a_lower_bound(seed, nq, tau, n_ctx, reps):
-    n, q = nq
-    model = table_model(n, q, seed)
+def test_sampled_influence_is_a_lower_bound(model, seed, tau, n_ctx, reps):
+    n, q = model.n, model.q
     C, D = exact_influence(model, tau)
     ctx = np.random.default_rng(seed).integers(q, size=(n_ctx, n))
     res = influence(model, tau, contexts=ctx, n_replacements=reps, seed=seed)

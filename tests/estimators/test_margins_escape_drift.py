@@ -21,7 +21,7 @@ from glauber.estimators import drift, escape_probability, margins
 from glauber.theory.drift import band_drift_escape_bound
 from glauber.toy_models import FunctionModel, PottsModel
 
-from ..support import states, table_model
+from ..support import score_tables, states, table_model
 from ._reference import (
     TorchModel,
     count_drift,
@@ -31,7 +31,10 @@ from ._reference import (
     transition_matrix,
 )
 
-SMALL = [(2, 2), (3, 2), (4, 2), (2, 3), (3, 3), (4, 3)]
+
+#: Random score tables (scale ``scale``) with q <= 3, 2 to 4 sites.
+def tables(scale: float = 1.0):
+    return score_tables(81, (scale, scale), min_sites=2, max_sites=4, max_q=3)
 
 
 def _count_basin(token: int, at_least: int):
@@ -42,10 +45,9 @@ def _count_basin(token: int, at_least: int):
 
 
 @settings(max_examples=20, deadline=None)
-@given(seed=st.integers(0, 10_000), nq=st.sampled_from(SMALL))
-def test_margins_match_scores(seed, nq):
-    n, q = nq
-    model = table_model(n, q, seed, scale=2.0)
+@given(model=tables(2.0))
+def test_margins_match_scores(model):
+    n, q = model.n, model.q
     xs = states(n, q)
     res = margins(model, xs)
     for s, x in enumerate(xs):
@@ -58,17 +60,11 @@ def test_margins_match_scores(seed, nq):
 
 
 @settings(max_examples=20, deadline=None)
-@given(
-    seed=st.integers(0, 10_000),
-    nq=st.sampled_from(SMALL),
-    tau=st.floats(0.1, 3.0),
-    token=st.integers(0, 2),
-    extra=st.integers(0, 1),
-)
-def test_assumption1_and_theorem8_against_enumeration(seed, nq, tau, token, extra):
-    n, q = nq
+@given(model=tables(3.0), tau=st.floats(0.1, 3.0), token=st.integers(0, 2),
+       extra=st.integers(0, 1))
+def test_assumption1_and_theorem8_against_enumeration(model, tau, token, extra):
+    n, q = model.n, model.q
     token = token % q
-    model = table_model(n, q, seed, scale=3.0)
     basin = _count_basin(token, n - 1 - extra if n - 1 - extra > 0 else 1)
     xs = states(n, q)
     inside = basin(xs)
@@ -167,16 +163,10 @@ def test_margins_errors():
 
 
 @settings(max_examples=20, deadline=None)
-@given(
-    seed=st.integers(0, 10_000),
-    nq=st.sampled_from(SMALL),
-    tau=st.floats(0.2, 3.0),
-    token=st.integers(0, 2),
-)
-def test_escape_probability_and_conductance_against_enumeration(seed, nq, tau, token):
-    n, q = nq
+@given(model=tables(), tau=st.floats(0.2, 3.0), token=st.integers(0, 2))
+def test_escape_probability_and_conductance_against_enumeration(model, tau, token):
+    n, q = model.n, model.q
     token = token % q
-    model = table_model(n, q, seed)
     basin = _count_basin(token, max(1, n - 1))
     xs = states(n, q)
     inside = basin(xs)
@@ -224,10 +214,9 @@ def test_margins_torch_matches_numpy():
 
 
 @settings(max_examples=20, deadline=None)
-@given(seed=st.integers(0, 10_000), nq=st.sampled_from(SMALL), tau=st.floats(0.2, 3.0))
-def test_drift_matches_transition_matrix(seed, nq, tau):
-    n, q = nq
-    model = table_model(n, q, seed)
+@given(model=tables(), tau=st.floats(0.2, 3.0))
+def test_drift_matches_transition_matrix(model, tau):
+    n, q = model.n, model.q
     xs = states(n, q)
     want = count_drift(transition_matrix(model, tau), xs, token=1)
     res = drift(model, xs, 1, tau)

@@ -22,6 +22,7 @@ from glauber.errors import (
 )
 from glauber.testing import (
     FAMILIES,
+    MAX_BASE_STATES,
     ModelSpec,
     basins,
     epsilons,
@@ -78,7 +79,8 @@ def test_models_respect_max_states(max_states):
 def test_size_limits():
     drawn = sample(models(max_states=256, min_sites=3, max_sites=4, min_q=3, max_q=4), 40)
     assert all(3 <= m.n <= 4 and 3 <= m.q <= 4 and m.q**m.n <= 256 for m in drawn)
-    assert {m.spec.family for m in drawn} <= {"potts", "planted", "random-joint", "random-table"}
+    assert {m.spec.family for m in drawn} <= {"potts", "planted", "random-joint", "random-table",
+                                              "restricted"}
     with pytest.raises(InvalidParameterError, match="q <= 2"):
         models(families="ising", min_q=3)
 
@@ -101,7 +103,8 @@ def test_compatible_models_have_zero_rectangle_delta_and_are_reversible(model, t
 @QUICK
 @given(models(max_states=32, compatible=False), temperatures(0.3, 3.0))
 def test_incompatible_models_have_a_nonzero_rectangle_and_are_not_reversible(model, tau):
-    assert not model.spec.compatible and model.spec.family in ("asym-ising", "random-table")
+    assert not model.spec.compatible
+    assert model.spec.family in ("asym-ising", "random-table", "restricted")
     # A random table's delta is a sum of normal scores times its scale (>= 0.05): nonzero, if
     # sometimes small; asym-ising has |delta| = 4 |J_01 - J_10| >= 0.8 on some rectangle.
     assert max_rectangle_delta(model) > 1e-8
@@ -124,6 +127,36 @@ def test_family_options_narrow_the_draws():
         assert m.spec.family == "ising" and not np.any(m.h)
         edges = m.J[np.triu_indices(m.n, 1)]
         assert np.all(edges == edges[0]) and 0.3 <= edges[0] <= 2.0
+
+
+@QUICK
+@given(models(max_states=64, families="restricted"), st.data())
+def test_restricted_windows_are_their_base_with_the_other_sites_frozen(model, data):
+    spec = model.spec
+    base, context, sites = spec.params["base"], spec.params["context"], spec.params["sites"]
+    frozen = len(context) - spec.n
+    assert base.family != "restricted" and base.n == len(context) and base.q == spec.q
+    assert len(set(sites)) == spec.n and set(sites) <= set(range(base.n))
+    assert 1 <= frozen <= 3 and (frozen == 1 or base.num_states <= MAX_BASE_STATES)
+    # Window state w stands for the context with w at the chosen sites (filled in by hand): its
+    # scores at window site s are the base model's at site sites[s] of that full state.
+    window = all_states(spec.n, spec.q)[data.draw(states(model))]
+    full = np.array(context)
+    full[list(sites)] = window
+    s = data.draw(st.integers(0, spec.n - 1))
+    np.testing.assert_array_equal(model.scores(window[None, :], np.array([s])),
+                                  base.build().scores(full[None, :], np.array([sites[s]])))
+
+
+def test_restricted_windows_of_asymmetric_ising_are_compatible_iff_symmetric_among_the_sites():
+    # J_01 != J_10 but J_02 = J_20: the window on sites (0, 2) is compatible (site 1 frozen adds
+    # only a field), the one on (0, 1) is not; checked against reversibility.
+    J = ((0.0, 1.0, 0.5), (-1.0, 0.0, 0.0), (0.5, 0.0, 0.0))
+    base = ModelSpec("asym-ising", n=3, q=2, J=J, field=(0.1, -0.2, 0.3))
+    for sites, compatible in (((0, 2), True), ((2, 0), True), ((0, 1), False)):
+        spec = ModelSpec("restricted", n=2, q=2, base=base, context=(1, 0, 1), sites=sites)
+        assert spec.compatible is compatible
+        assert ExactChain(spec.build(), 0.7).is_reversible(rtol=1e-10) is compatible
 
 
 # ---------------------------------------------------------------------------- specs
@@ -171,6 +204,8 @@ def _flatten(values):
     for v in values:
         if isinstance(v, tuple):
             yield from _flatten(v)
+        elif isinstance(v, ModelSpec):  # a restricted window's base
+            yield from _flatten(v.params.values())
         else:
             yield v
 
@@ -271,11 +306,20 @@ def test_max_states_no_family_can_meet():
         models(max_states=3, families=["planted"], min_sites=1)
 
 
-def test_unknown_families_options_and_the_reserved_slot():
+def test_unknown_families_and_options():
     with pytest.raises(InvalidParameterError, match="unknown family"):
         models(families=["isin"])
-    with pytest.raises(InvalidParameterError, match="restrict"):
-        models(families=["restricted"])
+    with pytest.raises(InvalidParameterError, match="integers"):
+        models(families={"restricted": {"frozen": (0.5, 2)}})
+    with pytest.raises(InvalidParameterError, match="subset"):
+        models(families={"restricted": {"families": ("restricted",)}})
+    with pytest.raises(InvalidParameterError, match="q <= 2"):
+        models(families={"restricted": {"families": ("ising", "curie-weiss")}}, min_q=3)
+    with pytest.raises(InvalidParameterError, match="another family"):
+        window = ModelSpec("restricted", n=1, q=2, base=ModelSpec("curie-weiss", n=2, q=2,
+                                                                  alpha=1.0, field=0.0),
+                           context=(0, 1), sites=(1,))
+        ModelSpec("restricted", n=1, q=2, base=window, context=(0,), sites=(0,)).build()
     with pytest.raises(InvalidParameterError, match="no option"):
         models(families={"ising": {"colour": 1}})
     with pytest.raises(InvalidParameterError, match="lo <= hi"):

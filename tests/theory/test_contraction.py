@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glauber.errors import InvalidParameterError, InvalidProbabilityError
+from glauber.testing import epsilons, influence_matrices
 from glauber.theory.contraction import (
     CERTIFICATE_NAMES,
     adjacent_pair_hamming_bound,
@@ -28,21 +29,6 @@ from glauber.theory.contraction import (
 )
 
 SETTINGS = settings(max_examples=40, deadline=None)
-epsilons = st.floats(0.01, 0.9)
-
-
-@st.composite
-def influence_matrices(draw: st.DrawFn, max_rho: float = 0.9) -> np.ndarray:
-    """Random non-negative C (entries may exceed 1), rescaled to spectral radius <= max_rho."""
-    n = draw(st.integers(1, 6))
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    C = rng.exponential(size=(n, n)) * (rng.random((n, n)) < draw(st.floats(0.2, 1.0)))
-    np.fill_diagonal(C, 0.0)
-    rho = float(np.max(np.abs(np.linalg.eigvals(C)))) if n > 1 else 0.0
-    target = draw(st.floats(0.0, max_rho))
-    if rho > 0:
-        C *= target / rho
-    return C
 
 
 def _brute_force_curve(C: np.ndarray, t_max: int) -> np.ndarray:
@@ -120,7 +106,7 @@ def test_matrix_power_on_circulant_with_constant_row_sums(gap: float) -> None:
 
 
 @SETTINGS
-@given(influence_matrices(max_rho=0.9), epsilons)
+@given(influence_matrices(max_rho=0.9), epsilons())
 def test_matrix_power_matches_brute_force_stepping(C: np.ndarray, eps: float) -> None:
     t = matrix_power_certificate(C, eps)
     assert isinstance(t, int) and t >= 1
@@ -143,7 +129,7 @@ def test_non_monotone_curve_is_scanned_exactly() -> None:
 
 
 @SETTINGS
-@given(influence_matrices(max_rho=0.95), epsilons)
+@given(influence_matrices(max_rho=0.95), epsilons())
 def test_matrix_power_never_worse_than_norm_bounds(C: np.ndarray, eps: float) -> None:
     t = matrix_power_certificate(C, eps)
     n = C.shape[0]
@@ -152,7 +138,7 @@ def test_matrix_power_never_worse_than_norm_bounds(C: np.ndarray, eps: float) ->
 
 
 @SETTINGS
-@given(influence_matrices(max_rho=0.9), epsilons, epsilons)
+@given(influence_matrices(max_rho=0.9), epsilons(), epsilons())
 def test_matrix_power_monotone_in_eps(C: np.ndarray, e1: float, e2: float) -> None:
     lo, hi = sorted((e1, e2))
     assert matrix_power_certificate(C, lo) >= matrix_power_certificate(C, hi)

@@ -8,9 +8,6 @@ import numpy as np
 
 from glauber.toy_models.base import FunctionModel
 
-#: Every (n, q) with at most 64 states.
-SIZES = [(n, q) for n in range(1, 7) for q in (2, 3, 4) if q**n <= 64]
-
 
 def ising_model(J: np.ndarray, h: np.ndarray) -> FunctionModel:
     """Ising via FunctionModel: s_i(a) = spin(a) (h_i + sum_k J_ik spin(x_k)), zero-diagonal J."""

@@ -26,8 +26,8 @@ from glauber.errors import (
 from glauber.toy_models.base import FunctionModel
 from glauber.toy_models.exact_chain import ExactChain
 
-from ..support import table_model
-from ._support import SIZES, exact_stationary, ising_model
+from ..support import score_tables, table_model
+from ._support import exact_stationary, ising_model
 
 
 def gibbs_log_pi(states: np.ndarray, J: np.ndarray, h: np.ndarray, tau: float) -> np.ndarray:
@@ -112,18 +112,10 @@ def test_underflowing_conditional_raises_but_tiny_ones_are_kept() -> None:
         chain.transition_matrix()
 
 
-@given(
-    size=st.sampled_from(SIZES),
-    seed=st.integers(0, 2**32 - 1),
-    scale=st.floats(0.0, 3.0),
-    tau=st.floats(0.2, 5.0),
-)
+@given(model=score_tables(), tau=st.floats(0.2, 5.0))
 @settings(max_examples=30, deadline=None)
-def test_kernel_matches_definition_and_pi_is_stationary(
-    size: tuple[int, int], seed: int, scale: float, tau: float
-) -> None:
-    n, q = size
-    model = table_model(n, q, seed, scale)
+def test_kernel_matches_definition_and_pi_is_stationary(model, tau: float) -> None:
+    n, q, scale = model.n, model.q, model.spec.params["scale"]
     chain = ExactChain(model, tau)
     P = chain.transition_matrix()
     np.testing.assert_allclose(P.toarray(), reference_kernel(model, tau), rtol=1e-12, atol=1e-15)
@@ -144,19 +136,12 @@ def test_kernel_matches_definition_and_pi_is_stationary(
     np.testing.assert_allclose(p.sum(axis=-1), 1.0, rtol=1e-14)
 
 
-@given(
-    size=st.sampled_from(SIZES),
-    seed=st.integers(0, 2**32 - 1),
-    scale=st.floats(0.0, 2.0),
-    tau=st.floats(0.3, 5.0),
-    eps=st.sampled_from([0.05, 0.25, 0.5]),
-)
+@given(model=score_tables(scale=(0.0, 2.0)), tau=st.floats(0.3, 5.0),
+       eps=st.sampled_from([0.05, 0.25, 0.5]))
 @settings(max_examples=20, deadline=None)
-def test_mixing_time_matches_stepping_on_random_models(
-    size: tuple[int, int], seed: int, scale: float, tau: float, eps: float
-) -> None:
-    n, q = size
-    chain = ExactChain(table_model(n, q, seed, scale), tau)
+def test_mixing_time_matches_stepping_on_random_models(model, tau: float, eps: float) -> None:
+    n, q = model.n, model.q
+    chain = ExactChain(model, tau)
     P, pi = chain.dense_transition_matrix(), chain.stationary()
     power, curve = np.eye(q**n), []
     while not curve or curve[-1] > eps:

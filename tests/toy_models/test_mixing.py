@@ -23,6 +23,7 @@ from glauber.errors import (
     InvalidProbabilityError,
     StateSpaceTooLargeError,
 )
+from glauber.testing import transition_matrices
 from glauber.toy_models import mixing
 from glauber.toy_models.base import FunctionModel
 from glauber.toy_models.exact_chain import ExactChain
@@ -77,24 +78,13 @@ def test_distance_and_mixing_time_match_exact_rational_arithmetic(
     assert mixing_time(P, pi, eps) == t_exact
 
 
-def random_chain(seed: int, S: int, spread: float) -> tuple[np.ndarray, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    W = np.exp(spread * rng.standard_normal((S, S)))
-    P = W / W.sum(axis=1, keepdims=True)
-    return P, gth_stationary(P)
-
-
 @given(
-    seed=st.integers(0, 2**32 - 1),
-    S=st.integers(2, 30),
-    spread=st.floats(0.0, 4.0),
+    P=transition_matrices(max_states=30, spread=(0.0, 16.0), patterns=("dense",)),
     eps=st.floats(0.01, 0.9),
 )
 @settings(max_examples=30, deadline=None)
-def test_mixing_time_matches_brute_force_stepping(
-    seed: int, S: int, spread: float, eps: float
-) -> None:
-    P, pi = random_chain(seed, S, spread)
+def test_mixing_time_matches_brute_force_stepping(P: np.ndarray, eps: float) -> None:
+    S, pi = len(P), gth_stationary(P)
     power, t, history = np.eye(S), 0, []
     while True:
         d = 0.5 * np.abs(power - pi).sum(axis=1).max()
@@ -107,11 +97,11 @@ def test_mixing_time_matches_brute_force_stepping(
     assert mixing_time(P, pi, eps) == t
 
 
-@given(seed=st.integers(0, 2**32 - 1), S=st.integers(2, 20), spread=st.floats(0.0, 6.0))
+@given(P=transition_matrices(max_states=20, spread=(0.0, 24.0), patterns=("dense",)))
 @settings(max_examples=30, deadline=None)
-def test_distance_is_non_increasing(seed: int, S: int, spread: float) -> None:
+def test_distance_is_non_increasing(P: np.ndarray) -> None:
     # LPW 2nd ed. Exercise 4.2: d(t+1) <= d(t).
-    P, pi = random_chain(seed, S, spread)
+    pi = gth_stationary(P)
     ts = list(range(0, 40)) + [64, 100, 1000, 10**6]
     curve = distance_curve(P, pi, ts)
     assert np.all(np.diff(curve) <= 1e-13)
@@ -168,10 +158,10 @@ def test_slow_ising_pair_mixing_time_closed_form(coupling_over_tau: float) -> No
         assert chain.mixing_time() > 10**6
 
 
-@given(seed=st.integers(0, 2**32 - 1), S=st.integers(2, 25), spread=st.floats(0.0, 5.0))
+@given(P=transition_matrices(max_states=25, spread=(0.0, 20.0), patterns=("dense",)))
 @settings(max_examples=15, deadline=None)
-def test_torch_cpu_backend_agrees_with_numpy(seed: int, S: int, spread: float) -> None:
-    P, pi = random_chain(seed, S, spread)
+def test_torch_cpu_backend_agrees_with_numpy(P: np.ndarray) -> None:
+    pi = gth_stationary(P)
     ts = [0, 1, 2, 5, 33, 1000]
     np.testing.assert_allclose(
         distance_curve(P, pi, ts, backend="torch", device="cpu"),
@@ -211,19 +201,17 @@ def straightforward_mixing_time(P: np.ndarray, pi: np.ndarray, eps: float) -> in
 
 
 @given(
-    seed=st.integers(0, 2**32 - 1),
-    S=st.integers(2, 30),
-    spread=st.floats(0.0, 6.0),
+    P=transition_matrices(max_states=30, spread=(0.0, 24.0), patterns=("dense",)),
     rows_per_block=st.integers(1, 4),
     eps=st.floats(0.01, 0.9),
 )
 @settings(max_examples=30, deadline=None)
 def test_row_blocked_algebra_equals_straightforward(
-    seed: int, S: int, spread: float, rows_per_block: int, eps: float
+    P: np.ndarray, rows_per_block: int, eps: float
 ) -> None:
     # Several row blocks (1-4 rows each); each row's sum is formed as in the one-shot formula,
     # so the blocked distance, the in-place products and hence t_mix must be identical.
-    P, pi = random_chain(seed, S, spread)
+    S, pi = len(P), gth_stationary(P)
     P_before = P.copy()
     A = np.linalg.matrix_power(P, 3)
     with pytest.MonkeyPatch.context() as mp:

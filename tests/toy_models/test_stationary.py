@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glauber.errors import ConvergenceError, InvalidParameterError
+from glauber.testing import rational_transition_matrices, transition_matrices
 from glauber.toy_models import stationary
 from glauber.toy_models.stationary import (
     gth_stationary,
@@ -27,13 +28,6 @@ from glauber.toy_models.stationary import (
 )
 
 from ._support import exact_stationary
-
-
-def random_rational_chain(seed: int, S: int) -> list[list[Fraction]]:
-    """A random positive row-stochastic matrix with small integer weights."""
-    rng = np.random.default_rng(seed)
-    w = rng.integers(1, 9, size=(S, S))
-    return [[Fraction(int(w[r, c]), int(w[r].sum())) for c in range(S)] for r in range(S)]
 
 
 # QuantEcon.jl issue #75 (oyamad): P = [[1-(p+e), p, e], [p, 1-(p+e), e], [e, e, 1-2e]], p = 1/2,
@@ -73,10 +67,9 @@ def test_gth_birth_death_relative_accuracy(down: float) -> None:
     np.testing.assert_allclose(np.log(pi), log_pi, rtol=0, atol=1e-12)
 
 
-@given(seed=st.integers(0, 2**32 - 1), S=st.integers(1, 7))
+@given(Pq=rational_transition_matrices())
 @settings(max_examples=30, deadline=None)
-def test_gth_and_sparse_match_exact_rational_solution(seed: int, S: int) -> None:
-    Pq = random_rational_chain(seed, S)
+def test_gth_and_sparse_match_exact_rational_solution(Pq: list[list[Fraction]]) -> None:
     exact = np.array([float(v) for v in exact_stationary(Pq)])
     P = np.array([[float(v) for v in row] for row in Pq])
     np.testing.assert_allclose(gth_stationary(P), exact, rtol=1e-13)
@@ -85,18 +78,13 @@ def test_gth_and_sparse_match_exact_rational_solution(seed: int, S: int) -> None
     assert sol.method == "sparse" and sol.residual_l1 <= 1e-12 and sol.clipped_mass >= 0
 
 
-@given(seed=st.integers(0, 2**32 - 1), S=st.integers(2, 60), spread=st.floats(0.0, 30.0))
+@given(spread=st.floats(0.0, 30.0), data=st.data())
 @settings(max_examples=30, deadline=None)
-def test_random_sparse_chains_are_stationary(seed: int, S: int, spread: float) -> None:
+def test_random_sparse_chains_are_stationary(spread: float, data: st.DataObject) -> None:
     # Random sparse chains (a ring plus random chords, log-uniform weights over `spread` decades
     # of e): both solvers satisfy the balance equations and agree.
-    rng = np.random.default_rng(seed)
-    W = np.zeros((S, S))
-    W[np.arange(S), (np.arange(S) + 1) % S] = 1.0
-    W[np.arange(S), (np.arange(S) - 1) % S] = 1.0
-    W[rng.integers(0, S, 2 * S), rng.integers(0, S, 2 * S)] = 1.0
-    W *= np.exp(-spread * rng.random((S, S)))
-    P = W / W.sum(axis=1, keepdims=True)
+    P = data.draw(transition_matrices(max_states=60, spread=(spread, spread),
+                                      patterns=("sparse",), chords_per_state=2))
     pi = gth_stationary(P)
     assert pi.min() > 0 and abs(pi.sum() - 1) < 1e-14
     assert np.abs(pi @ P - pi).sum() < 1e-14
@@ -174,34 +162,16 @@ def test_blocked_gth_quantecon_jl_75_trap(e: float, block_size: int) -> None:
     np.testing.assert_allclose(gth_stationary(P, block_size), np.full(3, 1 / 3), rtol=1e-14)
 
 
-@given(seed=st.integers(0, 2**32 - 1), S=st.integers(1, 7), block_size=st.integers(1, 3))
+@given(Pq=rational_transition_matrices(), block_size=st.integers(1, 3))
 @settings(max_examples=30, deadline=None)
-def test_blocked_gth_matches_exact_rational_solution(seed: int, S: int, block_size: int) -> None:
-    Pq = random_rational_chain(seed, S)
+def test_blocked_gth_matches_exact_rational_solution(Pq: list[list[Fraction]],
+                                                     block_size: int) -> None:
     exact = np.array([float(v) for v in exact_stationary(Pq)])
     P = np.array([[float(v) for v in row] for row in Pq])
     np.testing.assert_allclose(gth_stationary(P, block_size), exact, rtol=1e-13)
 
 
-@st.composite
-def wide_range_chains(draw: st.DrawFn) -> np.ndarray:
-    """Random irreducible chains on up to 300 states with weights over up to 40 decades of e:
-    dense, or sparse (a ring plus random chords), so that both fill patterns are exercised."""
-    S = draw(st.integers(2, 300))
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    spread = draw(st.floats(0.0, 40.0))
-    if draw(st.booleans()):
-        W = np.ones((S, S))
-    else:
-        W = np.zeros((S, S))
-        W[np.arange(S), (np.arange(S) + 1) % S] = 1.0
-        W[np.arange(S), (np.arange(S) - 1) % S] = 1.0
-        W[rng.integers(0, S, 3 * S), rng.integers(0, S, 3 * S)] = 1.0
-    W *= np.exp(-spread * rng.random((S, S)))
-    return W / W.sum(axis=1, keepdims=True)
-
-
-@given(P=wide_range_chains(), block_size=st.integers(1, 48))
+@given(P=transition_matrices(), block_size=st.integers(1, 48))
 @settings(max_examples=25, deadline=None)
 def test_blocked_gth_matches_reference_gth(P: np.ndarray, block_size: int) -> None:
     # Block sizes far below S force many blocks, and S is rarely a multiple of block_size. Both

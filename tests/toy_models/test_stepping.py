@@ -25,13 +25,14 @@ from glauber.errors import (
     InvalidParameterError,
     StateSpaceTooLargeError,
 )
+from glauber.testing import sample, transition_matrices
 from glauber.toy_models import ExactChain, IsingModel, mixing
 from glauber.toy_models.mixing import distance_curve, mixing_time, stepping_budget
 from glauber.toy_models.stationary import gth_stationary
 from glauber.toy_models.stepping import PointMassBlocks, crossing_times
 
 from ._support import exact_stationary
-from .test_mixing import fraction_matmul, random_chain, rational_chain
+from .test_mixing import fraction_matmul, rational_chain
 
 METHODS = ("auto", "squaring", "stepping")
 
@@ -89,19 +90,17 @@ def test_two_state_crossing_times_closed_form(p: float, q: float) -> None:
 
 
 @given(
-    seed=st.integers(0, 2**32 - 1),
-    S=st.integers(2, 30),
-    spread=st.floats(0.0, 4.0),
+    P=transition_matrices(max_states=30, spread=(0.0, 16.0), patterns=("dense",)),
     eps=st.floats(0.01, 0.9),
     width=st.integers(1, 7),
 )
 @settings(max_examples=30, deadline=None)
 def test_crossing_times_match_dense_powers_with_many_blocks(
-    seed: int, S: int, spread: float, eps: float, width: int
+    P: np.ndarray, eps: float, width: int
 ) -> None:
     # block_bytes = 16 S width gives blocks of `width` starts; rows that cross are dropped
     # (compaction) part-way through, which must not change any start's crossing time.
-    P, pi = random_chain(seed, S, spread)
+    S, pi = len(P), gth_stationary(P)
     power, t, history, expected = np.eye(S), 0, [], np.full(S, -1)
     while (expected < 0).any():
         d = 0.5 * np.abs(power - pi).sum(axis=1)
@@ -116,10 +115,10 @@ def test_crossing_times_match_dense_powers_with_many_blocks(
     assert mixing_time(P, pi, eps, method="stepping") == expected.max()
 
 
-@given(seed=st.integers(0, 2**32 - 1), S=st.integers(2, 25), spread=st.floats(0.0, 5.0))
+@given(P=transition_matrices(max_states=25, spread=(0.0, 20.0), patterns=("dense",)))
 @settings(max_examples=20, deadline=None)
-def test_stepping_distance_curve_equals_squaring(seed: int, S: int, spread: float) -> None:
-    P, pi = random_chain(seed, S, spread)
+def test_stepping_distance_curve_equals_squaring(P: np.ndarray) -> None:
+    S, pi = len(P), gth_stationary(P)
     ts = [0, 1, 2, 5, 17, 40]
     squared = distance_curve(P, pi, ts, method="squaring")
     for backend in ("numpy", "torch"):
@@ -171,7 +170,8 @@ def test_stepping_budget_grows_with_the_dense_to_sparse_cost_ratio() -> None:
 
 
 def test_point_mass_blocks_cover_every_start_once() -> None:
-    P, pi = random_chain(0, 10, 1.0)
+    P = sample(transition_matrices(10, 10, spread=(4.0, 4.0), patterns=("dense",)), 1, seed=0)[0]
+    pi = gth_stationary(P)
     blocks = PointMassBlocks(P, pi, block_bytes=16 * 10 * 3)
     spans = list(blocks.blocks())
     assert spans == [(0, 3), (3, 6), (6, 9), (9, 10)]
@@ -201,7 +201,7 @@ def test_bad_inputs_raise() -> None:
 
 
 def test_gth_reference_chain_all_methods_agree_on_torch() -> None:
-    P, _ = random_chain(7, 12, 3.0)
+    P = sample(transition_matrices(12, 12, spread=(12.0, 12.0), patterns=("dense",)), 1, seed=7)[0]
     pi = gth_stationary(P)
     answers = {
         (m, b): mixing_time(P, pi, 0.1, backend=b, device="cpu", method=m)

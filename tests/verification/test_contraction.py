@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from glauber.core.enumeration import all_states, neighbour_indices
 from glauber.errors import InvalidParameterError
+from glauber.testing import models
 from glauber.theory import (
     adjacent_pair_hamming_bound,
     alpha_col,
@@ -31,8 +32,7 @@ from glauber.toy_models.counterexamples import (
 )
 from glauber.toy_models.exact_chain import ExactChain
 
-from ..support import table_model
-from ._support import any_models, asym_ising_models, mixes_by, tau_near_threshold
+from ._support import ASYM_ISING, mixes_by, tau_near_threshold
 
 EPS = 0.25
 
@@ -67,7 +67,7 @@ def adjacent_pair_expectations(chain: ExactChain) -> tuple[np.ndarray, np.ndarra
     return (np.concatenate(xs), np.concatenate(ys), np.concatenate(js), np.concatenate(values))
 
 
-@given(model=any_models(), factor=st.floats(0.3, 3.0))
+@given(model=models(), factor=st.floats(0.3, 3.0))
 @settings(max_examples=25, deadline=None)
 def test_corrected_theorem5_every_certificate_bounds_the_exact_mixing_time(model, factor):
     tau = tau_near_threshold(model, factor)
@@ -92,7 +92,7 @@ def test_corrected_theorem5_every_certificate_bounds_the_exact_mixing_time(model
         assert certs[0].best_bound <= certs[1].best_bound  # exact C is never worse
 
 
-@given(model=any_models(), factor=st.floats(0.3, 3.0))
+@given(model=models(), factor=st.floats(0.3, 3.0))
 @settings(max_examples=25, deadline=None)
 def test_corrected_theorem5_one_step_contraction_on_adjacent_pairs(model, factor):
     tau = tau_near_threshold(model, factor)
@@ -187,10 +187,8 @@ def test_copy_star_family_refutes_whenever_the_closed_form_says_so(n, q, strengt
 
 
 # --------------------------------------------------------------------------- path coupling
-@given(model=st.one_of(asym_ising_models(), st.builds(
-    table_model, n=st.integers(2, 5), q=st.just(2), seed=st.integers(0, 2**32 - 1),
-    scale=st.floats(0.05, 0.6),
-)), factor=st.floats(0.5, 3.0))
+@given(model=models(families={**ASYM_ISING, "random-table": {"scale": (0.05, 0.6)}}, max_q=2),
+       factor=st.floats(0.5, 3.0))
 @settings(max_examples=20, deadline=None)
 def test_path_coupling_bound_from_exact_adjacent_pair_expectations(model, factor):
     tau = tau_near_threshold(model, factor)

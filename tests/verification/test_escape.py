@@ -6,11 +6,11 @@ from __future__ import annotations
 import math
 
 import networkx as nx
-import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from glauber.testing import basins, models
 from glauber.theory import (
     bottleneck_distance_lower_bound,
     bottleneck_tmix_lower_bound,
@@ -18,39 +18,29 @@ from glauber.theory import (
     theorem8_escape_bound,
     theorem8_tmix_lower_bound,
 )
-from glauber.toy_models import IsingModel, PlantedBasinModel, PottsModel
+from glauber.toy_models import PottsModel
 from glauber.toy_models.exact_chain import ExactChain
 
-from ._support import any_models, not_mixed_before, seeds
+from ._support import not_mixed_before
+
+#: Models with a self-reinforcing token 0: complete-graph Potts and Ising with one positive
+#: coupling and no field (by colour / spin symmetry mu(B) <= 1/q for the basins below), and
+#: planted models with token 0 and a positive strength.
+SELF_REINFORCING = {
+    "potts": {"graphs": ("complete",), "coupling": (0.5, 3.0), "coupling_modes": ("uniform",),
+              "field_modes": ("zero",)},
+    "ising": {"graphs": ("complete",), "coupling": (0.3, 2.0), "coupling_modes": ("uniform",),
+              "field_modes": ("zero",)},
+    "planted": {"token": 0, "strength": (2.0, 10.0), "base": (-2.0, 2.0)},
+}
 
 
-@st.composite
-def basin_models(draw):
-    """Models with a self-reinforcing token 0 and the basin ``{#0 >= threshold}``."""
-    kind = draw(st.sampled_from(["potts", "ising", "planted"]))
-    if kind == "potts":  # complete-graph Potts: by colour symmetry mu(B) <= 1/3
-        q = draw(st.integers(3, 4))
-        n = draw(st.integers(3, 5 if q == 3 else 4))
-        model = PottsModel(nx.complete_graph(n), q, coupling=draw(st.floats(0.5, 3.0)))
-    elif kind == "ising":  # Curie-Weiss-type: by spin symmetry mu(B) < 1/2
-        n = draw(st.integers(3, 8))
-        model = IsingModel(nx.complete_graph(n), coupling=draw(st.floats(0.3, 2.0)))
-    else:
-        q = draw(st.integers(2, 3))
-        n = draw(st.integers(3, 7 if q == 2 else 5))
-        model = PlantedBasinModel.with_random_base(
-            n, q, rng=draw(seeds), scale=draw(st.floats(0.0, 1.0)), token=0,
-            strength=draw(st.floats(2.0, 10.0)),
-        )
-    threshold = draw(st.integers(n // 2 + 1, n))
-    return model, threshold
-
-
-@given(data=basin_models(), u=st.floats(0.5, 8.0))
+@given(model=models(families=SELF_REINFORCING, min_sites=3, max_q=4), data=st.data(),
+       u=st.floats(0.5, 8.0))
 @settings(max_examples=25, deadline=None)
-def test_theorem8_escape_conductance_and_mixing_lower_bound(data, u):
-    model, threshold = data
-    mask = (ExactChain(model, 1.0).states() == 0).sum(axis=1) >= threshold
+def test_theorem8_escape_conductance_and_mixing_lower_bound(model, data, u):
+    # The basin {#0 >= b} with b > n/2.
+    mask = data.draw(basins(model, kinds=("count",), token=0, min_fraction=0.5)).mask
     margins = ExactChain(model, 1.0).margins(mask)  # scores at tau = 1
     assume(margins.holds and math.isfinite(margins.delta_star))
     d_star, q, n = margins.delta_star, model.q, model.n
@@ -92,15 +82,13 @@ def test_theorem8_potts_example_by_hand():
     assert exact <= sharper_escape_bound(5, 4, 3, 2.0, 0.4)
 
 
-@given(model=any_models(), seed=seeds, tau=st.floats(0.3, 3.0), data=st.data())
+@given(model=models(), tau=st.floats(0.3, 3.0), data=st.data())
 @settings(max_examples=20, deadline=None)
-def test_lpw_7_4_bottleneck_lower_bound_for_random_sets(model, seed, tau, data):
+def test_lpw_7_4_bottleneck_lower_bound_for_random_sets(model, tau, data):
     # d(t) >= 1 - pi(A) - t Phi(A) for every set A: stationarity alone gives
     # ||mu_A P^t - mu_A||_TV <= t Phi(A) (no reversibility: asymmetric models are included).
     chain = ExactChain(model, tau)
-    rng = np.random.default_rng(seed)
-    mask = rng.random(chain.num_states) < data.draw(st.floats(0.05, 0.95))
-    assume(0 < mask.sum() < chain.num_states)
+    mask = data.draw(basins(model, kinds=("random",))).mask  # neither empty nor everything
     pi_A = float(chain.stationary()[mask].sum())
     assume(1e-12 < pi_A < 1 - 1e-12)
     phi = chain.conductance(mask)

@@ -9,6 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from glauber.testing import graphs, models
 from glauber.theory import (
     alpha_row,
     corollary7_alpha_bound,
@@ -20,8 +21,6 @@ from glauber.theory import (
 )
 from glauber.toy_models import IsingModel
 from glauber.toy_models.exact_chain import ExactChain
-
-from ._support import any_models, random_graph, seeds
 
 
 def brute_force_influence(chain: ExactChain) -> np.ndarray:
@@ -39,7 +38,7 @@ def brute_force_influence(chain: ExactChain) -> np.ndarray:
     return C
 
 
-@given(model=any_models(), factor=st.floats(0.25, 4.0))
+@given(model=models(), factor=st.floats(0.25, 4.0))
 @settings(max_examples=30, deadline=None)
 def test_lemma6_tanh_and_corollary7_on_exact_influences(model, factor):
     Delta = ExactChain(model, 1.0).oscillation_matrix()  # scores at tau = 1
@@ -71,17 +70,14 @@ def test_corollary7_hypothesis_is_met_and_missed_in_the_sampled_range():
     assert corollary7_holds(Delta, 1.1 * Delta.sum(axis=1).max() / 4.0) is True
 
 
-@given(
-    n=st.integers(2, 8), p=st.floats(0.2, 1.0), seed=seeds,
-    beta=st.floats(0.05, 2.0), J=st.sampled_from([-1.0, 0.5, 1.0]),
-)
+@given(graph=graphs(2, 8), beta=st.floats(0.05, 2.0), J=st.sampled_from([-1.0, 0.5, 1.0]))
 @settings(max_examples=25, deadline=None)
-def test_ising_influences_are_the_dobrushin_closed_forms(n, p, seed, beta, J):
+def test_ising_influences_are_the_dobrushin_closed_forms(graph, beta, J):
     # Levin-Peres-Wilmer 2nd ed. Section 15.1 (heat bath, zero field): one neighbour moves the
     # field by 2 J; the influence is max_S |tanh(beta J (S+1)) - tanh(beta J (S-1))| / 2 over the
     # sum S of the other neighbours: tanh(beta |J|) when S = 0 is possible (odd degree), else
     # tanh(2 beta |J|) / 2 (S = +-1). Non-neighbours have influence 0.
-    graph = random_graph(n, p, seed)
+    n = graph.number_of_nodes()
     chain = ExactChain(IsingModel(graph, coupling=J), tau=1.0 / beta)
     C = chain.influence_matrix()
     Delta = chain.oscillation_matrix()

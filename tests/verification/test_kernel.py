@@ -9,6 +9,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from glauber.testing import models
 from glauber.theory import (
     is_aperiodic,
     is_irreducible,
@@ -19,17 +20,10 @@ from glauber.theory import (
 from glauber.toy_models import AsymmetricIsingModel
 from glauber.toy_models.exact_chain import ExactChain
 
-from ._support import (
-    any_models,
-    asym_ising_models,
-    gibbs_law,
-    gibbs_models,
-    tau_near_threshold,
-    temperatures,
-)
+from ._support import GIBBS, TEMPERATURES, gibbs_law, tau_near_threshold
 
 
-@given(model=any_models(), tau=temperatures)
+@given(model=models(), tau=TEMPERATURES)
 @settings(max_examples=25, deadline=None)
 def test_proposition1_kernel_is_markov_irreducible_and_aperiodic(model, tau):
     chain = ExactChain(model, tau)
@@ -52,7 +46,7 @@ def test_proposition1_kernel_is_markov_irreducible_and_aperiodic(model, tau):
     assert is_irreducible(P) and is_aperiodic(P)
 
 
-@given(model=any_models(), factor=st.floats(0.5, 3.0))
+@given(model=models(), factor=st.floats(0.5, 3.0))
 @settings(max_examples=15, deadline=None)
 def test_corollary2_distance_decays_to_zero(model, factor):
     chain = ExactChain(model, tau_near_threshold(model, factor))
@@ -69,7 +63,7 @@ def test_corollary2_distance_decays_to_zero(model, factor):
     # P^t(x, .) -> mu_tau from every start: d(25 t_mix) <= 2^-25.
 
 
-@given(model=gibbs_models(), tau=temperatures)
+@given(model=models(families=GIBBS), tau=TEMPERATURES)
 @settings(max_examples=25, deadline=None)
 def test_theorem3_gibbs_law_is_stationary_and_reversible(model, tau):
     chain = ExactChain(model, tau)
@@ -93,7 +87,8 @@ def _kolmogorov_log_ratio(D: np.ndarray, cycle: list[int]) -> float:
     return forward - backward
 
 
-@given(model=asym_ising_models(min_asym=0.1), tau=temperatures, data=st.data())
+@given(model=models(families={"asym-ising": {"min_asym": 0.1}}), tau=TEMPERATURES,
+       data=st.data())
 @settings(max_examples=20, deadline=None)
 def test_theorem3_asymmetric_ising_is_reversible_for_no_law(model, tau, data):
     J = model.J

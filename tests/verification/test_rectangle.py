@@ -13,10 +13,11 @@ from hypothesis import strategies as st
 
 from glauber.core.conditionals import log_conditionals
 from glauber.core.enumeration import all_states, neighbour_indices
+from glauber.testing import models
 from glauber.theory import rectangle_delta
 from glauber.toy_models.exact_chain import ExactChain
 
-from ._support import any_models, asym_ising_models, gibbs_models, temperatures
+from ._support import ASYM_ISING, GIBBS, TEMPERATURES
 
 
 def all_rectangle_deltas(model, tau: float) -> dict[tuple[int, int], np.ndarray]:
@@ -56,7 +57,7 @@ def all_rectangle_deltas(model, tau: float) -> dict[tuple[int, int], np.ndarray]
     return out
 
 
-@given(model=gibbs_models(), tau=temperatures)
+@given(model=models(families=GIBBS), tau=TEMPERATURES)
 @settings(max_examples=20, deadline=None)
 def test_proposition4_gibbs_rectangles_all_vanish(model, tau):
     # Compatible => every edge log-ratio is log pi(target)/pi(source): both paths telescope.
@@ -65,7 +66,7 @@ def test_proposition4_gibbs_rectangles_all_vanish(model, tau):
     assert worst <= 1e-10 * max(1.0, 1.0 / tau)
 
 
-@given(model=asym_ising_models(), tau=temperatures)
+@given(model=models(families=ASYM_ISING), tau=TEMPERATURES)
 @settings(max_examples=20, deadline=None)
 def test_proposition4_asymmetric_ising_closed_form(model, tau):
     # Flipping both spins: delta = 4 s_i s_j (J_ji - J_ij) / tau (docs/theory.md, `prop4`, derived
@@ -84,7 +85,7 @@ def test_proposition4_asymmetric_ising_closed_form(model, tau):
     assert largest == pytest.approx(4.0 * np.abs(J - J.T).max(), abs=1e-10)
 
 
-@given(model=any_models(), tau=temperatures)
+@given(model=models(), tau=TEMPERATURES)
 @settings(max_examples=20, deadline=None)
 def test_proposition4_delta_scales_as_one_over_tau(model, tau):
     at_one = all_rectangle_deltas(model, 1.0)
@@ -99,8 +100,8 @@ def test_kolmogorov_cycle_products_equal_exp_delta(data):
     # The rectangle's delta is the log of the Kolmogorov ratio of the 4-cycle x -> y -> z -> w:
     # P(x,y)P(y,z)P(z,w)P(w,x) / (P(x,w)P(w,z)P(z,y)P(y,x)) = exp(delta), since
     # P(x,y)/P(y,x) = p(A'|x_{-i}) / p(A|x_{-i}). Checked against the exact transition matrix.
-    model = data.draw(any_models())
-    tau = data.draw(temperatures)
+    model = data.draw(models())
+    tau = data.draw(TEMPERATURES)
     D = ExactChain(model, tau).dense_transition_matrix()
     nb = neighbour_indices(model.n, model.q)
     states = all_states(model.n, model.q)

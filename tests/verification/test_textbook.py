@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from glauber.testing import graphs
 from glauber.theory import (
     alpha_row,
     bottleneck_distance_lower_bound,
@@ -23,7 +24,7 @@ from glauber.theory import (
 from glauber.toy_models import CurieWeissLumpedChain, CurieWeissModel, IsingModel
 from glauber.toy_models.exact_chain import ExactChain
 
-from ._support import mixes_by, random_graph, seeds, tv_from_each_start
+from ._support import mixes_by, tv_from_each_start
 
 
 @given(n=st.integers(3, 8), beta=st.floats(0.01, 1.5))
@@ -42,11 +43,11 @@ def test_ising_cycle_relaxation_time_lpw_theorem_15_5(n, beta):
     np.testing.assert_allclose(chain.dense_transition_matrix() @ f, eigenvalue * f, atol=1e-11)
 
 
-@given(n=st.integers(2, 8), p=st.floats(0.2, 1.0), seed=seeds, x=st.floats(0.05, 0.95))
+@given(graph=graphs(2, 8), x=st.floats(0.05, 0.95))
 @settings(max_examples=20, deadline=None)
-def test_dobrushin_ising_bound_lpw_theorem_15_1(n, p, seed, x):
+def test_dobrushin_ising_bound_lpw_theorem_15_1(graph, x):
     # LPW Theorem 15.1: if Delta tanh(beta) < 1, d(t) <= n (1 - c/n)^t with c = 1 - Delta tanh beta.
-    graph = random_graph(n, p, seed)
+    n = graph.number_of_nodes()
     max_degree = max((d for _, d in graph.degree), default=0)
     beta = math.atanh(x / max(max_degree, 1))  # Delta tanh(beta) = x < 1 (or beta free)
     chain = ExactChain(IsingModel(graph, coupling=1.0), tau=1.0 / beta)
