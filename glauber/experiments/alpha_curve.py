@@ -279,7 +279,7 @@ def plot_alpha_curve(result: dict, path: str | os.PathLike[str]) -> None:
     plt = pyplot()
     rows = result["rows"]
     taus = [r["tau"] for r in rows]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8), layout="tight")
     for key, label in (("alpha_row", "row sum (paper)"), ("alpha_col", "column sum"),
                        ("alpha_spectral", "largest singular value"),
                        ("spectral_radius", "spectral radius")):
@@ -308,7 +308,6 @@ def plot_alpha_curve(result: dict, path: str | os.PathLike[str]) -> None:
     right.set_ylabel("t_mix(1/4) (steps)")
     right.legend(fontsize=7)
     fig.suptitle(f"{result['model']} (n={result['n']}, q={result['q']})", fontsize=9)
-    fig.tight_layout()
     save_figure(fig, path)
     plt.close(fig)
 
