@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from typing import Any, Protocol, Sequence, runtime_checkable
 
+import numpy as np
+
 from glauber.errors import InvalidModelError
 
 
@@ -47,11 +49,19 @@ def check_model(model: Any, name: str = "model") -> Any:
     Raises
     ------
     InvalidModelError
-        If it does not; a specification string is pointed to
+        If it does not (or ``n``, ``q`` are not positive integers); a specification string is
+        pointed to
         :func:`glauber.models.resolve_model`, which turns it into a model.
     """
     if (callable(getattr(model, "scores", None)) and hasattr(model, "n")
             and hasattr(model, "q")):
+        for attr in ("n", "q"):
+            value = getattr(model, attr)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise InvalidModelError(
+                    f"{type(model).__name__}.{attr} must be a positive integer, got {value!r}; "
+                    "set the sequence length (e.g. model.with_length(n)) first"
+                )
         return model
     if isinstance(model, str):
         raise InvalidModelError(

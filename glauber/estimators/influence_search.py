@@ -58,12 +58,12 @@ import numpy as np
 
 from glauber.core.arrays import JsonResult, log_softmax, namespace, to_numpy
 from glauber.core.conditionals import host_states
-from glauber.core.protocol import ConditionalModel
+from glauber.core.protocol import ConditionalModel, check_model
 from glauber.core.validation import check_positive_int, check_tau
 from glauber.errors import InvalidParameterError
 from glauber.estimators.influence_threshold import rho_lower_bound
 from glauber.estimators.sampler import SeedLike
-from glauber.estimators.score_cache import ScoreCache, check_model
+from glauber.estimators.score_cache import ScoreCache
 from glauber.estimators.witnesses import Witness, reduced_precision, witness_tolerance
 from glauber.theory.contraction import (
     alpha_col,

@@ -14,32 +14,9 @@ import numpy as np
 
 from glauber.core.arrays import all_finite, like
 from glauber.core.conditionals import check_states
-from glauber.core.protocol import ConditionalModel
-from glauber.errors import InvalidParameterError, NonFiniteScoresError
+from glauber.core.protocol import ConditionalModel, check_model
+from glauber.errors import NonFiniteScoresError
 from glauber.estimators.sampler import concat
-
-
-def check_model(model: Any) -> ConditionalModel:
-    """Return ``model`` if it meets the ConditionalModel protocol (``n``, ``q``, ``scores``).
-
-    Raises
-    ------
-    InvalidParameterError
-        If ``model`` has no callable ``scores`` or no integer ``n`` and ``q``.
-    """
-    if not callable(getattr(model, "scores", None)):
-        raise InvalidParameterError(
-            f"{type(model).__name__} has no scores(states, sites) method: pass a "
-            "ConditionalModel (a toy model, an HFMaskedLM or anything with n, q, vocab, scores)"
-        )
-    for name in ("n", "q"):
-        value = getattr(model, name, None)
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise InvalidParameterError(
-                f"{type(model).__name__}.{name} must be a positive integer, got {value!r}; "
-                "set the sequence length (e.g. model.with_length(n)) before searching"
-            )
-    return model
 
 
 class ScoreCache:
@@ -61,7 +38,8 @@ class ScoreCache:
     Raises
     ------
     InvalidParameterError
-        If ``model`` does not meet the protocol (see :func:`check_model`).
+        If ``model`` does not meet the protocol (see
+        :func:`glauber.core.protocol.check_model`).
 
     Examples
     --------
@@ -163,4 +141,4 @@ class ScoreCache:
         return len(self._index)
 
 
-__all__ = ["ScoreCache", "check_model"]
+__all__ = ["ScoreCache"]

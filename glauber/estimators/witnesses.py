@@ -24,10 +24,10 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from glauber.core.arrays import JsonResult, log_softmax, namespace, to_numpy
-from glauber.core.protocol import ConditionalModel
+from glauber.core.protocol import ConditionalModel, check_model
 from glauber.core.validation import check_positive_int, check_tau
 from glauber.errors import InvalidParameterError, SequenceLengthError, VocabularyError
-from glauber.estimators.score_cache import ScoreCache, check_model
+from glauber.estimators.score_cache import ScoreCache
 
 #: Quantities a witness can certify: an influence entry (TV at tau) or an oscillation.
 QUANTITIES = ("C", "Delta")

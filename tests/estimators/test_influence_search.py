@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glauber.errors import (
+    InvalidModelError,
     InvalidParameterError,
     InvalidTemperatureError,
     SequenceLengthError,
@@ -195,7 +196,7 @@ def test_recheck_typed_errors():
         recheck_witnesses(model, bad)
     with pytest.raises(InvalidParameterError, match="witnesses"):
         recheck_witnesses(model, {"tau": 1.0})
-    with pytest.raises(InvalidParameterError, match="scores"):
+    with pytest.raises(InvalidModelError, match="scores"):
         recheck_witnesses(object(), data)
 
 
@@ -204,8 +205,17 @@ def test_search_typed_errors():
     for budget in (0, -1, 1.5, True):
         with pytest.raises(InvalidParameterError, match="budget"):
             search_influence(model, 1.0, budget=budget)
-    with pytest.raises(InvalidParameterError, match="scores"):
+    with pytest.raises(InvalidModelError, match="scores"):
         search_influence(object(), 1.0, budget=10)
+
+    class NoLength:
+        n, q = None, 3
+
+        def scores(self, states, sites):
+            raise AssertionError("queried")
+
+    with pytest.raises(InvalidModelError, match="positive integer"):
+        search_influence(NoLength(), 1.0, budget=10)
     with pytest.raises(InvalidParameterError, match="target"):
         search_influence(model, 1.0, budget=10, target="rows")
     with pytest.raises(InvalidParameterError, match="scan"):
