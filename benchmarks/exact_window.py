@@ -57,6 +57,11 @@ SITES = (99, 100, 101)
 QUICK = dict(sites=(99, 100), sampler_steps=1, naive_sample=16, batch_size=16)
 
 
+def note(text: str) -> None:
+    """Progress on stderr (the run takes minutes)."""
+    print(f"[exact_window] {text}", file=sys.stderr, flush=True)
+
+
 def sampler_rate(mlm: HFMaskedLM, context: np.ndarray, chains: int, steps: int) -> dict:
     """Forwards/s of :func:`glauber_chains` with ``chains`` chains started at ``context``
     (full-length model, one forward of ``chains`` rows per step)."""
@@ -96,9 +101,12 @@ def temperature_sweep(chain: ExactChain, taus: Sequence[float], eps: float = 0.2
     def sweep() -> None:
         for tau in taus:
             at = chain.at(tau)
-            seconds, (t_mix, gap) = clock(lambda: (at.mixing_time(eps), at.absolute_spectral_gap()))
+            seconds, t_mix = clock(lambda: at.mixing_time(eps))
+            note(f"tau {tau:g}: t_mix {t_mix} in {seconds:.3g} s")
+            gap_seconds, gap = clock(at.absolute_spectral_gap)
+            note(f"tau {tau:g}: absolute gap {gap:.3g} in {gap_seconds:.3g} s")
             per_tau.append({"tau": tau, "t_mix": int(t_mix), "absolute_gap": float(gap),
-                            "seconds": seconds})
+                            "seconds": seconds + gap_seconds, "t_mix_seconds": seconds})
 
     seconds, _ = clock(sweep)
     return {"seconds": seconds, "eps": eps, "taus": list(taus), "per_tau": per_tau}
@@ -124,14 +132,18 @@ def run(
     k, q = window.n, window.q
     window.scores(np.zeros((2, k), dtype=np.int64), np.arange(2) % k)  # warm-up
     before = sampler_rate(mlm, context, batch_size, sampler_steps)
+    note(f"sampler: {before['forwards_per_s']:.3g} forwards/s")
     with tempfile.TemporaryDirectory(prefix="glauber-cache-") as folder:
         exact = ExactChain(window, 1.0, max_states=q**k, batch_size=batch_size, cache=folder)
         build_seconds, _ = clock(exact.scores)
+        note(f"build: {table_queries(k, q)} forwards in {build_seconds:.3g} s")
         reread = ExactChain(window, 1.0, max_states=q**k, batch_size=batch_size, cache=folder)
         cached_seconds, cached = clock(reread.scores)
         assert np.array_equal(cached, exact.scores())  # the table read back is the table built
     after = sampler_rate(mlm, context, batch_size, sampler_steps)
+    note(f"sampler again: {after['forwards_per_s']:.3g} forwards/s")
     naive = naive_rate(window, naive_sample, batch_size)
+    note(f"naive sample: {naive['forwards_per_s']:.3g} forwards/s")
     forwards = table_queries(k, q)
     sampler = (before["forwards_per_s"] + after["forwards_per_s"]) / 2
     build = {"forwards": forwards, "seconds": build_seconds,
