@@ -17,7 +17,14 @@ from typing import Callable, Sequence
 if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks import estimators, exact_chain, influence_search, memory, sampler
+from benchmarks import (
+    estimators,
+    exact_chain,
+    exact_window,
+    influence_search,
+    memory,
+    sampler,
+)
 from benchmarks.measure import machine_info
 from benchmarks.report import markdown_table, print_rows
 from glauber.core.arrays import jsonable
@@ -32,6 +39,7 @@ BENCHMARKS: dict[str, tuple[Callable[[], dict], str]] = {
     "estimators": (estimators.run, "python benchmarks/estimators.py"),
     "memory": (memory.run, "python benchmarks/memory.py"),
     "influence_search": (influence_search.run, "python benchmarks/influence_search.py"),
+    "exact_window": (exact_window.run, "python benchmarks/exact_window.py"),
 }
 
 

@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # `benchmarks` lives next to `glauber`, outside the package
 
 from benchmarks import exact_chain, report, run_all  # noqa: E402
+from glauber.mlm_backend.sequences import TRASTUZUMAB_VH  # noqa: E402
 
 ROW_KEYS = {"benchmark", "measured", "baseline", "unit", "ratio", "target", "met", "note"}
 
@@ -209,3 +210,33 @@ def test_memory_benchmark_smoke():
         assert res[key]["peak_bytes"] >= res[key]["loaded_bytes"] > 0
     _check_rows(res["rows"])
     assert res["rows"][0]["met"] is True  # 8 chains of 8 sites are far below 4 GiB
+
+
+@pytest.mark.mlm
+def test_exact_window_benchmark_smoke():
+    """A 2-site window of a tiny random BERT on a full shipped chain: rates are work over time,
+    ratios are against the same run's baselines, and the sweep's values are the exact chain's."""
+    from benchmarks import exact_window
+    from benchmarks.random_models import random_bert
+    from glauber.core import restrict
+    from glauber.toy_models import ExactChain
+
+    mlm = random_bert()
+    res = exact_window.run(mlm=mlm, sites=(99, 100), taus=(0.5, 2.0), batch_size=8,
+                           naive_sample=8)
+    b, s, nv = res["build"], res["sampler"], res["naive"]
+    assert res["states"] == 400 and res["length"] == 120 and b["forwards"] == 40
+    assert b["forwards_per_s"] == pytest.approx(40 / b["seconds"])
+    assert s["forwards_per_s"] == pytest.approx(
+        (s["before"]["forwards_per_s"] + s["after"]["forwards_per_s"]) / 2)
+    assert res["rate_ratio"] == pytest.approx(b["forwards_per_s"] / s["forwards_per_s"])
+    assert nv["forwards_total"] == 800 and nv["forwards_timed"] == 8
+    assert nv["seconds_extrapolated"] == pytest.approx(800 / nv["forwards_per_s"])
+    assert res["naive_speedup"] == pytest.approx(nv["seconds_extrapolated"] / b["seconds"])
+    assert res["sweep_overhead"] == pytest.approx(res["sweep"]["seconds"] / b["seconds"])
+    context = mlm.encode(TRASTUZUMAB_VH).numpy()
+    for r in res["sweep"]["per_tau"]:
+        chain = ExactChain(restrict(mlm, context, [99, 100]), r["tau"], cache=False)
+        assert r["t_mix"] == chain.mixing_time(0.25)
+        assert r["absolute_gap"] == pytest.approx(chain.absolute_spectral_gap(), abs=1e-9)
+    _check_rows(res["rows"])

@@ -155,11 +155,22 @@ def restrict(model: ConditionalModel, context: Any, sites: Sequence[int] | Any) 
     Raises
     ------
     InvalidParameterError
-        If ``sites`` is empty, holds a repeated site, or a site outside ``0..N-1``.
+        If ``sites`` is empty, holds a non-integer, a repeated site, or a site outside
+        ``0..N-1``.
     SequenceLengthError
-        If ``context`` is not one state of the model's length.
+        If ``context`` is not one non-empty state of the model's length (or is longer than the
+        model's ``max_sites``).
     VocabularyError
-        If ``context`` holds a token outside the vocabulary.
+        If ``context`` holds a token outside the vocabulary (or is not integer).
+
+    Every check runs before the model is asked anything.
+
+    Notes
+    -----
+    A site cannot lie on a special token: a state holds indices into the resampling vocabulary,
+    which never contains special tokens (a masked LM frames the state as
+    ``[CLS] x_0 .. x_{N-1} [SEP]`` itself), so the framing positions are not positions of the
+    context and are refused as out of range.
 
     Examples
     --------
@@ -172,10 +183,10 @@ def restrict(model: ConditionalModel, context: Any, sites: Sequence[int] | Any) 
     [[2.0, -2.0]]
     """
     raw = to_numpy(context) if is_torch(context) else np.asarray(context)
-    if raw.ndim != 1:
+    if raw.ndim != 1 or raw.shape[0] == 0:
         raise SequenceLengthError(
-            f"context must be one full-length state [N], got shape {raw.shape}; pass a single "
-            "sequence (encode text with the model's encode())"
+            f"context must be one non-empty full-length state [N], got shape {raw.shape}; pass "
+            "a single sequence of vocabulary indices (encode text with the model's encode())"
         )
     full_n = getattr(model, "n", None)
     if full_n is not None and raw.shape[0] != full_n:
@@ -183,23 +194,53 @@ def restrict(model: ConditionalModel, context: Any, sites: Sequence[int] | Any) 
             f"context has {raw.shape[0]} sites but the model resamples n = {full_n}; build the "
             f"model with the context's length (e.g. with_length({raw.shape[0]}))"
         )
+    longest = getattr(model, "max_sites", None)
+    if longest is not None and raw.shape[0] > longest:
+        raise SequenceLengthError(
+            f"context has {raw.shape[0]} sites but {getattr(model, 'name', 'the model')} accepts "
+            f"at most {longest}; use a shorter context"
+        )
     ctx = host_states(_Length(model, raw.shape[0]), raw[None, :])[0]
+    chosen = _checked_sites(sites, ctx.shape[0])
+    return RestrictedModel(model, ctx, chosen)
+
+
+def _checked_sites(sites: Any, length: int) -> np.ndarray:
+    """``sites`` as distinct int64 positions in ``0..length-1`` (at least one).
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``sites`` is empty, not integers, repeated or out of range.
+    """
+    raw = to_numpy(sites) if is_torch(sites) else sites
     try:
-        chosen = np.asarray(sites, dtype=np.int64).ravel()
-    except (TypeError, ValueError) as exc:
+        values = np.asarray(raw).ravel()
+    except (TypeError, ValueError) as exc:  # ragged nesting
         raise InvalidParameterError(f"sites must be integer positions, got {sites!r}") from exc
-    if chosen.size == 0:
+    if values.size == 0:
         raise InvalidParameterError("sites is empty; choose at least one position to resample")
-    if chosen.min() < 0 or chosen.max() >= ctx.shape[0]:
-        bad = chosen[(chosen < 0) | (chosen >= ctx.shape[0])][0]
+    integral = np.issubdtype(values.dtype, np.integer) or (
+        np.issubdtype(values.dtype, np.floating)
+        and bool(np.all(np.isfinite(values)) and np.all(values == np.round(values)))
+    )
+    if values.dtype == np.bool_ or not integral:
         raise InvalidParameterError(
-            f"site {int(bad)} lies outside the context's positions 0..{ctx.shape[0] - 1}"
+            f"sites must be integer positions (0-based), got {values.tolist()!r}"
+        )
+    chosen = values.astype(np.int64)
+    outside = chosen[(chosen < 0) | (chosen >= length)]
+    if outside.size:
+        raise InvalidParameterError(
+            f"site {int(outside[0])} lies outside the context's positions 0..{length - 1} "
+            "(0-based; the model's special tokens, such as [CLS] and [SEP], are not positions "
+            "of a state); choose sites within the context"
         )
     if len(np.unique(chosen)) != len(chosen):
         raise InvalidParameterError(
             f"sites must be distinct, got {chosen.tolist()}; list each position once"
         )
-    return RestrictedModel(model, ctx, chosen)
+    return chosen
 
 
 class _Length:

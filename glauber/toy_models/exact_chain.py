@@ -437,19 +437,23 @@ class ExactChain:
         backend: mixing.Backend = "numpy",
         device: str | None = None,
         method: mixing.Method = "auto",
+        max_steps: int = mixing.DEFAULT_MAX_STEPS,
     ) -> int:
         """Worst-start ``t_mix(eps) = min{t : d(t) <= eps}`` (LPW 2nd ed., Section 4.5).
 
         ``method``: ``"squaring"`` (doubling and bisection, dense, up to 4096 states),
         ``"stepping"`` (sparse point-mass stepping, any size that fits two ``S x b`` blocks) or
         ``"auto"`` (see :func:`glauber.toy_models.mixing.mixing_time`); all are exact.
+        ``max_steps`` bounds the steps of one start when stepping (a metastable chain's ``t_mix``
+        can be far beyond what stepping every start can reach in minutes).
 
         Raises
         ------
         InvalidProbabilityError
             If ``eps`` is not in (0, 1).
         ConvergenceError
-            If the chain has not mixed by ``t = 2**62`` (squaring) or within the stepping limit.
+            If the chain has not mixed by ``t = 2**62`` (squaring) or within ``max_steps`` steps
+            (stepping).
         StateSpaceTooLargeError
             If ``method="squaring"`` is asked of more than 4096 states.
         """
@@ -457,6 +461,7 @@ class ExactChain:
             self._mixing_matrix(method, backend), self._stationary_for_distances(), eps, backend,
             device,
             method=method,
+            max_steps=max_steps,
         )
 
     def _mixing_matrix(self, method: str, backend: str = "numpy") -> Any:

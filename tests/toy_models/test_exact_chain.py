@@ -262,3 +262,16 @@ def test_one_scores_call_per_site_and_caching() -> None:
                                ExactChain(base, 2.0).transition_matrix().toarray(), atol=1e-15)
     assert calls == [4, 4, 4]
     assert "n=3" in repr(chain) and "tau=0.5" in repr(chain)
+
+
+def test_mixing_time_stepping_stops_at_max_steps():
+    import networkx as nx
+
+    from glauber.errors import ConvergenceError
+    from glauber.toy_models import IsingModel
+
+    chain = ExactChain(IsingModel(nx.complete_graph(4), coupling=1.0), 1.0)  # t_mix = 1071
+    t_mix = chain.mixing_time(0.25, method="stepping")
+    assert t_mix > 5 and chain.mixing_time(0.25, method="stepping", max_steps=t_mix) == t_mix
+    with pytest.raises(ConvergenceError):
+        chain.mixing_time(0.25, method="stepping", max_steps=5)
