@@ -113,6 +113,15 @@ class ConvergenceError(GlauberError):
     """A numerical method did not reach the required accuracy."""
 
 
+class StepLimitError(ConvergenceError):
+    """Stepping a chain's point masses reached its step limit before every start mixed: the
+    worst-start ``t_mix`` exceeds the limit (``steps``)."""
+
+    def __init__(self, message: str, steps: int) -> None:
+        super().__init__(message)
+        self.steps = steps
+
+
 class PrecisionError(GlauberError, ArithmeticError):
     """Double precision cannot resolve the requested quantity (underflow, a gap below rounding).
 
@@ -158,6 +167,7 @@ __all__ = [
     "OutputPathError",
     "ResumeMismatchError",
     "ConvergenceError",
+    "StepLimitError",
     "PrecisionError",
     "UnderflowError",
     "PrecisionWarning",

@@ -72,8 +72,9 @@ class ExactValues(JsonResult):
         The exact worst-start ``t_mix(eps)`` (None if it could not be computed: see ``notes``).
     relaxation_time, absolute_gap : float or None
         ``1 / gamma_*`` and ``gamma_* = 1 - max{|lambda| : lambda != 1}``.
-    reversible : bool
-        Detailed balance holds (Theorem 3: a compatible chain is reversible).
+    reversible : bool or None
+        Detailed balance holds (Theorem 3: a compatible chain is reversible); None when the
+        log-accurate stationary law it needs could not be computed (see ``notes``).
     trap_mass, log_trap_mass : float or None
         ``mu_tau({x})`` of the certificate's best perfect trap (the hypothesis of Theorem 8's
         ``t_mix`` bound), and its log (exact even where the mass underflows).
@@ -91,6 +92,10 @@ class ExactValues(JsonResult):
         ``|delta|`` over every rectangle (Proposition 4: all 0 for a joint law).
     notes : tuple of str
         What could not be computed, and why.
+    tmix_lower : int or None
+        ``tmix`` when it was computed; else a rigorous lower bound on it (the step limit of the
+        exact computation plus one, or the spectral bound
+        :func:`glauber.certify.exact.spectral_tmix_lower_bound`, whichever is larger).
     """
 
     num_states: int
@@ -98,7 +103,7 @@ class ExactValues(JsonResult):
     tmix: int | None
     relaxation_time: float | None
     absolute_gap: float | None
-    reversible: bool
+    reversible: bool | None
     trap_mass: float | None
     log_trap_mass: float | None
     mode_state: tuple[int, ...]
@@ -111,6 +116,7 @@ class ExactValues(JsonResult):
     best_trap_log_mass: float | None
     rectangles: RectangleSummary
     notes: tuple[str, ...] = ()
+    tmix_lower: int | None = None
 
 
 @dataclass(frozen=True)

@@ -132,7 +132,7 @@ def _incompatibility_claim(r: RectangleTestResult, exact: ExactValues | None) ->
 
 def _against_tmix(bound: float, exact: ExactValues | None) -> dict:
     """``exact``/``holds`` of an upper bound on ``t_mix(eps)`` against the exact chain's."""
-    if exact is None or not math.isfinite(bound):
+    if exact is None or exact.tmix is None or not math.isfinite(bound):
         return {}
     return {"exact": float(exact.tmix), "holds": bool(exact.tmix <= bound)}
 

@@ -21,6 +21,7 @@ from glauber.errors import (
     NonPositiveConditionalError,
     PrecisionError,
     StateSpaceTooLargeError,
+    StepLimitError,
     UnderflowError,
 )
 from glauber.theory.contraction import certify_contraction
@@ -29,6 +30,11 @@ from glauber.toy_models.exact_chain import ExactChain
 
 #: Largest state space for which :func:`certify` computes exact values by default (20^3 windows).
 EXACT_MAX_STATES = 8192
+#: Steps after which the exact worst-start ``t_mix`` stops stepping the point masses of every
+#: start (chains above the dense limit of 4,096 states are stepped): a metastable window at a
+#: low temperature would otherwise step for hours. Beyond it ``tmix`` is None and
+#: ``tmix_lower`` bounds it from below.
+EXACT_TMIX_MAX_STEPS = 500
 #: What a quantity that cannot be computed raises; it is then reported missing, with the reason.
 _UNAVAILABLE = (ConvergenceError, NonPositiveConditionalError, PrecisionError,
                 StateSpaceTooLargeError, UnderflowError)
@@ -72,10 +78,25 @@ def exact_values(
 
     backend, dev = ("numpy", None) if device == "cpu" else ("torch", device)
     C = chain.influence_matrix()
-    log_pi = chain.log_stationary()
+    log_pi = attempt("log-accurate stationary law", chain.log_stationary)
+    if log_pi is None:  # masses below float64's range: the normwise-accurate float64 law
+        notes.append("stationary masses come from the float64 law (normwise accurate; a mass "
+                     "below about 1e-300 may read 0)")
+        with np.errstate(divide="ignore"):
+            log_pi = np.log(chain.stationary())
     mode = int(np.argmax(log_pi))
-    tmix = attempt("t_mix", lambda: int(chain.mixing_time(eps, backend=backend, device=dev)))
     gap = attempt("spectral gap", chain.absolute_spectral_gap)
+    lower = [spectral_tmix_lower_bound(gap, eps)]
+
+    def tmix_or_bound() -> int | None:
+        try:
+            return int(chain.mixing_time(eps, backend=backend, device=dev,
+                                         max_steps=EXACT_TMIX_MAX_STEPS))
+        except StepLimitError as exc:
+            lower.append(exc.steps + 1)  # some start is still farther than eps at the limit
+            raise
+
+    tmix = attempt("t_mix", tmix_or_bound)
     states = chain.states()
     log_mass = None if trap_state is None else float(log_pi[int(chain.index_of(trap_state))])
     trap = _best_trap(chain, log_pi)
@@ -83,9 +104,10 @@ def exact_values(
         num_states=chain.num_states,
         contraction=certify_contraction(C, eps),
         tmix=tmix,
+        tmix_lower=tmix if tmix is not None else max(lower),
         relaxation_time=None if gap is None else (math.inf if gap <= 0 else 1.0 / gap),
         absolute_gap=gap,
-        reversible=chain.is_reversible(),
+        reversible=attempt("reversibility", chain.is_reversible),
         trap_mass=None if log_mass is None else math.exp(log_mass),
         log_trap_mass=log_mass,
         mode_state=tuple(int(v) for v in states[mode]),
@@ -94,6 +116,28 @@ def exact_values(
         rectangles=chain.rectangles(),
         notes=tuple(notes),
     )
+
+
+def spectral_tmix_lower_bound(gap: float | None, eps: float) -> int:
+    """A lower bound on the worst-start ``t_mix(eps)`` from the absolute spectral gap.
+
+    For any eigenvalue ``lambda != 1`` of ``P``, reversible or not, ``d(t) >= |lambda|^t / 2``
+    (LPW 2nd ed., Theorem 12.5, first part: its proof uses only an eigenfunction of mean zero),
+    so ``d(t) > eps`` while ``t < log(2 eps) / log(1 - gap)`` with ``1 - gap = max |lambda|``.
+    The gap's own error (the eigensolver's, below 1e-9 relative above the floor where a gap is
+    reported at all) is absorbed by a factor ``1 - 1e-6``; no gap gives 0.
+
+    Examples
+    --------
+    >>> spectral_tmix_lower_bound(0.5, 0.25)  # d(t) >= 2^-t / 2 > 1/4 for t < 1
+    0
+    >>> spectral_tmix_lower_bound(1e-3, 0.25)  # log 2 / -log(0.999) = 692.8
+    692
+    """
+    if gap is None or not 0.0 < gap < 1.0 or not 0.0 < eps < 0.5:
+        return 0
+    t = math.log(2.0 * eps) / math.log1p(-gap)
+    return max(0, math.floor(t * (1.0 - 1e-6)))
 
 
 def _best_trap(chain: ExactChain, log_pi: np.ndarray) -> dict:
@@ -129,4 +173,5 @@ def _best_trap(chain: ExactChain, log_pi: np.ndarray) -> dict:
     return out
 
 
-__all__ = ["EXACT_MAX_STATES", "exact_values"]
+__all__ = ["EXACT_MAX_STATES", "EXACT_TMIX_MAX_STEPS", "exact_values",
+           "spectral_tmix_lower_bound"]

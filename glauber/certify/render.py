@@ -213,7 +213,9 @@ def _influence_section(cert: Certificate) -> list[str]:
         pair("best bound on t_mix(eps)", "best_bound"),
     ]
     if e is not None:
-        out.append(f"  {'exact t_mix(eps), worst start':<{_WIDTH}} {'':<22}{_num(e.tmix)}")
+        tmix = (_num(e.tmix) if e.tmix is not None else
+                f"> {e.tmix_lower - 1} (not computed: see the notes)" if e.tmix_lower else "n/a")
+        out.append(f"  {'exact t_mix(eps), worst start':<{_WIDTH}} {'':<22}{tmix}")
         out.append(f"  {'exact spectral gap (absolute)':<{_WIDTH}} {'':<22}{_num(e.absolute_gap)}")
         out.append(f"  {'exact relaxation time':<{_WIDTH}} {'':<22}{_num(e.relaxation_time)}")
     out += [
@@ -241,7 +243,8 @@ def _exact_section(cert: Certificate) -> list[str]:
     e = cert.exact
     out = [
         _row("states", e.num_states),
-        _row("reversible (detailed balance)", e.reversible),
+        _row("reversible (detailed balance)",
+             "unknown (see the notes)" if e.reversible is None else e.reversible),
         _row("most probable state, its mass", _state(cert, e.mode_state),
              e.max_stationary_mass),
         _row("perfect traps among all states", e.perfect_traps),

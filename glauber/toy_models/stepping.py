@@ -27,7 +27,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from glauber.core.validation import check_eps, check_nonnegative_int, check_positive_int
-from glauber.errors import ConvergenceError, InvalidParameterError
+from glauber.errors import InvalidParameterError, StepLimitError
 from glauber.toy_models.array_backend import resolve_array_backend
 
 #: Default memory for the two evolving blocks on the CPU (each start's column is ``8 S`` bytes).
@@ -252,8 +252,8 @@ def crossing_times(
     ------
     InvalidProbabilityError
         If ``eps`` is not in (0, 1).
-    ConvergenceError
-        If some start needs more than ``max_steps`` steps.
+    StepLimitError
+        If some start needs more than ``max_steps`` steps (a :class:`ConvergenceError`).
     InvalidParameterError, DeviceUnavailableError
         As in :class:`PointMassBlocks`.
 
@@ -268,10 +268,10 @@ def crossing_times(
     blocks = PointMassBlocks(P, pi, backend, device, block_bytes)
     times = _crossing_times(blocks, eps, max_steps)
     if times is None:
-        raise ConvergenceError(
+        raise StepLimitError(
             f"some start is still more than eps = {eps} from pi in total variation after "
             f"max_steps = {max_steps} steps; raise max_steps, use method='squaring' (fast for "
-            "slow chains on small state spaces), or raise the temperature"
+            "slow chains on small state spaces), or raise the temperature", max_steps
         )
     return times
 

@@ -1,0 +1,62 @@
+"""Exact values at the edge of what can be computed: a capped t_mix with a rigorous lower bound,
+and a stationary law that underflows float64, reported rather than raised.
+
+Oracles: the exact worst-start t_mix of small chains (ExactChain, dense squaring) against the
+spectral lower bound d(t) >= |lambda|^t / 2 (LPW 2nd ed., Theorem 12.5, any eigenvalue
+lambda != 1, reversible or not), and the step limit itself (a start still farther than eps at
+the limit proves t_mix > limit).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+from glauber.certify import Certificate, certify, format_certificate
+from glauber.certify import exact as exact_module
+from glauber.certify.exact import spectral_tmix_lower_bound
+from glauber.testing import models, temperatures
+from glauber.toy_models.exact_chain import ExactChain
+from glauber.toy_models.specs import parse_toy_spec
+
+
+@settings(max_examples=40, deadline=None)
+@given(models(max_states=64, min_sites=2), temperatures(min_tau=0.1, max_tau=10))
+def test_spectral_lower_bound_never_exceeds_the_exact_tmix(model, tau):
+    chain = ExactChain(model, tau)
+    gap = chain.absolute_spectral_gap()
+    for eps in (0.05, 0.25, 0.45):
+        assert spectral_tmix_lower_bound(gap, eps) <= chain.mixing_time(eps)
+
+
+def test_spectral_lower_bound_is_tight_on_a_two_state_chain():
+    # P = [[1-a, a], [b, 1-b]]: d(t) = max(a, b)/(a+b) |1-a-b|^t, eigenvalue 1-a-b. With a = b,
+    # d(t) = |1 - 2a|^t / 2 exactly, the bound's own form.
+    a = 0.01
+    lam = 1 - 2 * a
+    P = np.array([[1 - a, a], [a, 1 - a]])
+    exact = next(t for t in range(10_000) if lam**t / 2 <= 0.25)
+    bound = spectral_tmix_lower_bound(2 * a, 0.25)
+    assert bound in (exact - 1, exact)
+    assert spectral_tmix_lower_bound(None, 0.25) == 0 == spectral_tmix_lower_bound(0.5, 0.25)
+    del P
+
+
+def test_a_metastable_window_is_capped_and_bounded_not_stepped_for_hours(monkeypatch):
+    # Ising cycle of 13 spins at tau = 0.5: 8192 states (stepped, above the dense limit),
+    # relaxation time ~2e4 steps, and a stationary law with masses below 1e-200.
+    monkeypatch.setattr(exact_module, "EXACT_TMIX_MAX_STEPS", 5)
+    cert = certify(parse_toy_spec("ising-cycle:n=13"), 0.5, n_pairs=0, n_rectangles=4)
+    e = cert.exact
+    assert e.tmix is None
+    assert e.tmix_lower == max(6, spectral_tmix_lower_bound(e.absolute_gap, 0.25)) > 1000
+    assert e.reversible is None and any("float64 law" in note for note in e.notes)
+    # Transfer matrix of the Ising cycle (Baxter, Exactly Solved Models, Section 2.2): with
+    # beta = J / tau = 2, Z = (2 cosh beta)^n + (2 sinh beta)^n and the all-equal state has
+    # mass e^(n beta) / Z (the float64 law is normwise accurate, so its mode is too).
+    beta, n = 2.0, 13
+    mode = np.exp(n * beta) / ((2 * np.cosh(beta)) ** n + (2 * np.sinh(beta)) ** n)
+    assert e.max_stationary_mass == pytest.approx(mode, rel=1e-9)
+    assert f"> {e.tmix_lower - 1}" in format_certificate(cert)
+    assert Certificate.from_json(cert.to_json()) == cert
