@@ -39,7 +39,9 @@ import numpy as np
 
 from glauber.core.io import atomic_write_text, write_json_atomic
 from glauber.core.restrict import restrict
-from glauber.errors import ConvergenceError, InvalidParameterError, PrecisionError
+from glauber.errors import ConvergenceError, GlauberError, InvalidParameterError, PrecisionError
+from glauber.theory.contraction import certify_contraction
+from glauber.theory.escape import theorem8_escape_bound
 from glauber.toy_models import mixing
 from glauber.toy_models.exact_chain import ExactChain
 from glauber.toy_models.exact_spectral import SPARSE_GAP_FLOOR
@@ -219,8 +221,6 @@ def exact_rows(model: Any, taus: Sequence[float] = TAUS, cap: int = TMIX_CAP,
     Returns the rows and the timings (``build_seconds`` of the score table, ``seconds`` per
     temperature in each row).
     """
-    from glauber.certify.exact import exact_values
-
     started = time.perf_counter()
     base = ExactChain(model, taus[0])
     table = base.scores()
@@ -237,37 +237,100 @@ def exact_rows(model: Any, taus: Sequence[float] = TAUS, cap: int = TMIX_CAP,
             gap = None
             below = SPARSE_GAP_FLOOR if "below" in str(exc) else None
             lower = None if below is None else spectral_lower_bound(below)
-        tmix = None if lower is not None and lower > cap else capped_tmix(chain, EPS, cap)
-        if tmix is None and (lower is None or lower <= cap):
+        tmix, stepped = None, False
+        if lower is None or lower <= cap:
+            try:
+                tmix, stepped = capped_tmix(chain, EPS, cap), True
+            except GlauberError:  # the stationary law itself is unavailable
+                pass
+        if tmix is None and stepped:
             lower = cap + 1  # some start needs more than cap steps
-        capped = _NoTmix(chain)
-        values = exact_values(capped, EPS)
-        c = values.contraction
-        rows.append({
-            "tau": tau, "num_states": values.num_states, "tmix": tmix, "tmix_cap": cap,
-            "tmix_lower_bound": lower,
-            "absolute_gap": values.absolute_gap, "alpha_row": c.alpha_row,
-            "alpha_col": c.alpha_col, "spectral_radius": c.spectral_radius,
-            "certificate": c.best, "certificate_bound": None if c.best == "none"
-            else float(c.best_bound),
-            "reversible": values.reversible,
-            "mode_state": _decode(model, values.mode_state),
-            "max_stationary_mass": values.max_stationary_mass,
-            "perfect_traps": values.perfect_traps,
-            "best_trap_state": _decode(model, values.best_trap_state),
-            "best_trap_delta_star": values.best_trap_delta_star,
-            "best_trap_escape_bound": values.best_trap_escape_bound,
-            "best_trap_exact_escape": values.best_trap_exact_escape,
-            "best_trap_mass": None if values.best_trap_log_mass is None
-            else math.exp(values.best_trap_log_mass),
-            "rectangles_mean_abs_delta": values.rectangles.mean_abs_delta,
-            "rectangles_max_abs_delta": values.rectangles.max_abs_delta,
-            "notes": [n for n in values.notes if not n.startswith("t_mix")],
-            "seconds": time.perf_counter() - t0,
-        })
+        try:
+            row = _exact_row(model, chain)
+        except GlauberError as exc:  # e.g. mu below float64's range on 8000 states
+            row = _partial_row(model, chain, f"{type(exc).__name__}: {exc}")
+        row.update(tau=tau, tmix=tmix, tmix_cap=cap, tmix_lower_bound=lower, absolute_gap=gap,
+                   seconds=time.perf_counter() - t0)
+        rows.append(row)
         if progress is not None:
-            progress(f"tau={tau:g} t_mix={tmix} ({rows[-1]['seconds']:.0f} s)")
+            progress(f"tau={tau:g} t_mix={tmix} (>= {lower}) ({row['seconds']:.0f} s)")
+    _fill_traps(rows, base)
     return rows, timing
+
+
+def _exact_row(model: Any, chain: ExactChain) -> dict:
+    """The columns of :func:`glauber.certify.exact.exact_values` (t_mix and gap set apart)."""
+    from glauber.certify.exact import exact_values
+
+    values = exact_values(_NoTmix(chain), EPS)
+    return {
+        **_certificate(chain), "num_states": values.num_states, "reversible": values.reversible,
+        "mode_state": _decode(model, values.mode_state),
+        "max_stationary_mass": values.max_stationary_mass,
+        "perfect_traps": values.perfect_traps,
+        "best_trap_index": values.best_trap_state,
+        "best_trap_state": _decode(model, values.best_trap_state),
+        "best_trap_delta_star": values.best_trap_delta_star,
+        "best_trap_escape_bound": values.best_trap_escape_bound,
+        "best_trap_exact_escape": values.best_trap_exact_escape,
+        "best_trap_mass": None if values.best_trap_log_mass is None
+        else math.exp(values.best_trap_log_mass),
+        "rectangles_mean_abs_delta": values.rectangles.mean_abs_delta,
+        "rectangles_max_abs_delta": values.rectangles.max_abs_delta,
+        "notes": [n for n in values.notes if not n.startswith(("t_mix", "spectral gap"))],
+    }
+
+
+def _certificate(chain: ExactChain) -> dict:
+    c = certify_contraction(chain.influence_matrix(), EPS)
+    return {"alpha_row": c.alpha_row, "alpha_col": c.alpha_col,
+            "spectral_radius": c.spectral_radius, "certificate": c.best,
+            "certificate_bound": None if c.best == "none" else float(c.best_bound)}
+
+
+def _partial_row(model: Any, chain: ExactChain, error: str) -> dict:
+    """What needs no log-accurate stationary law when :func:`exact_values` cannot run: the
+    certificate, the rectangles and the mode of the normwise-accurate float64 law (its mass is
+    large, so accurate); the traps are filled in by :func:`_fill_traps`."""
+    row = {**_certificate(chain), "num_states": chain.num_states, "reversible": None,
+           "mode_state": None, "max_stationary_mass": None, "perfect_traps": None,
+           "best_trap_index": None, "best_trap_state": None, "best_trap_delta_star": None,
+           "best_trap_escape_bound": None, "best_trap_exact_escape": None,
+           "best_trap_mass": None, "notes": [error]}
+    summary = chain.rectangles()
+    row.update(rectangles_mean_abs_delta=summary.mean_abs_delta,
+               rectangles_max_abs_delta=summary.max_abs_delta)
+    try:
+        pi = chain.stationary()
+        mode = int(np.argmax(pi))
+        row.update(mode_state=_decode(model, chain.states()[mode]),
+                   max_stationary_mass=float(pi[mode]))
+    except GlauberError as exc:
+        row["notes"].append(f"stationary law: {exc}")
+    return row
+
+
+def _fill_traps(rows: list[dict], base: ExactChain) -> None:
+    """Perfect traps and their margins are tau-free (scores only): copy them into the rows that
+    could not compute them, with Theorem 8's bound and the exact escape at that tau."""
+    known = next((r for r in rows if r["perfect_traps"] is not None), None)
+    for row in rows:
+        if known is None or row["perfect_traps"] is not None:
+            continue
+        row["perfect_traps"] = known["perfect_traps"]
+        state = known["best_trap_index"]
+        if state is None:
+            continue
+        chain = base.at(row["tau"])
+        p = chain.conditionals()[:, int(chain.index_of(np.asarray(state))), :]
+        delta = known["best_trap_delta_star"]
+        row.update(
+            best_trap_index=state, best_trap_state=known["best_trap_state"],
+            best_trap_delta_star=delta,
+            best_trap_escape_bound=theorem8_escape_bound(chain.q, delta, row["tau"]),
+            best_trap_exact_escape=float(np.mean(  # sum of the moves, not 1 - p (rounding)
+                [np.delete(p[i], state[i]).sum() for i in range(chain.n)])),
+        )
 
 
 class _NoTmix:
@@ -479,6 +542,7 @@ def _run_exact(path: Path, labels: Sequence[str], taus: Sequence[float], cap: in
                log: Callable[[str], Any]) -> None:
     data = _load(path) or {"results": [], "missing": []}
     data.update(cap=cap, taus=list(taus))
+    data["missing"] = [m for m in data["missing"] if m.split(":")[0] not in labels]
     have = {r["label"] for r in data["results"]}
     for label in labels:
         if label in have:

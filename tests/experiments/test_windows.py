@@ -84,3 +84,20 @@ def test_markdown_block_is_spliced_once_and_replaced_on_rerun(tmp_path):
     windows.splice(doc, block)
     assert doc.read_text() == once
     assert once.count(windows.BEGIN) == 1
+
+
+def test_rows_without_a_float64_stationary_law_keep_what_needs_none():
+    # Potts triangle, q = 20, tau = 0.006: the least likely states have mass near
+    # exp(-3 / 0.006) ~ 1e-217, below what 8000-state float64 solves trust, while every
+    # conditional stays positive; the row keeps the certificate, the spectral lower bound on
+    # t_mix and the tau-free traps (Theorem 8's bound recomputed at this tau).
+    model = parse_toy_spec("potts-cycle:n=3,q=20,J=1.0")
+    rows, _ = windows.exact_rows(model, taus=(1.0, 0.006), cap=5)
+    full, partial = rows
+    assert any("UnderflowError" in n for n in partial["notes"])
+    assert partial["tmix"] is None and partial["tmix_lower_bound"] > 5
+    assert partial["perfect_traps"] == full["perfect_traps"] == 20  # the monochrome states
+    assert partial["best_trap_delta_star"] == full["best_trap_delta_star"]
+    assert 0 < partial["best_trap_exact_escape"] <= partial["best_trap_escape_bound"]
+    cert = certify_contraction(ExactChain(model, 0.006).influence_matrix(), 0.25)
+    assert partial["alpha_row"] == pytest.approx(cert.alpha_row, rel=1e-12)
