@@ -453,7 +453,7 @@ def windows_markdown(folder: Path, command: str) -> str:
             "length n on the window alone (`[CLS] window [SEP]`), as in the compare table. "
             "Above bound: rectangles whose |δ| exceeds their own rounding bound.\n",
             rectangle_markdown(rows),
-            f"\nTimes: " + ", ".join(f"n = {r['length']}: {r['seconds']:.0f} s" for r in rows)
+            "\nTimes: " + ", ".join(f"n = {r['length']}: {r['seconds']:.0f} s" for r in rows)
             + ".\n"]
     if exact:
         parts += [
