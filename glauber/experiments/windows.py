@@ -396,16 +396,34 @@ def rectangle_markdown(rows: Sequence[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+#: The footnote of a temperature whose stationary law underflows float64 (see _partial_row).
+_UNDERFLOW = (
+    "μ has entries below 1e-200, which float64 solves on 8000 states may lose, so exact_values "
+    "refuses its log-accurate form: max μ with its state, and t_mix (a total-variation "
+    "distance), come from the float64 law, which is normwise accurate; the trap (its margin Δ* "
+    "is tau-free) comes from the other temperatures, with the exact escape probability at "
+    "this one"
+)
+
+
 def exact_markdown(results: Sequence[dict]) -> str:
     """One table of every exact chain at every temperature."""
     lines = ["| chain | tau | t_mix(1/4) | gap γ* | α row | α col | ρ(C) | Thm 5 bound | "
              "max μ (state) | perfect traps | best trap: Δ*, escape bound (exact) | "
              "exact mean \\|δ\\| |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    notes = []
     for res in results:
         name = res["label"] if res["kind"] == "toy" else (
             f"{res['label']} {res['sites'][0]}–{res['sites'][-1]} ({res['window']})")
         for r in res["rows"]:
+            tau = f"{r['tau']:g}"
+            if r["notes"]:
+                text = "; ".join(_UNDERFLOW if n.startswith("UnderflowError") else n
+                                 for n in r["notes"])
+                if text not in notes:
+                    notes.append(text)
+                tau += f" [{notes.index(text) + 1}]"
             tmix = str(r["tmix"]) if r["tmix"] is not None else (
                 "—" if r["tmix_lower_bound"] is None else f"≥ {r['tmix_lower_bound']:.3g}")
             bound = "none" if r["certificate"] == "none" else (
@@ -414,11 +432,31 @@ def exact_markdown(results: Sequence[dict]) -> str:
                 f"{r['best_trap_state']}: {r['best_trap_delta_star']:.3g}, "
                 f"{_g(r['best_trap_escape_bound'])} ({_g(r['best_trap_exact_escape'])})")
             lines.append(
-                f"| {name} | {r['tau']:g} | {tmix} | {_g(r['absolute_gap'])} | "
+                f"| {name} | {tau} | {tmix} | {_g(r['absolute_gap'])} | "
                 f"{_g(r['alpha_row'])} | {_g(r['alpha_col'])} | {_g(r['spectral_radius'])} | "
                 f"{bound} | {_g(r['max_stationary_mass'])} ({r['mode_state']}) | "
                 f"{r['perfect_traps']} | {trap} | {_g(r['rectangles_mean_abs_delta'])} |")
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + "".join(
+        f"\n[{k}] {note}\n" for k, note in enumerate(notes, 1))
+
+
+def _exact_summary(results: Sequence[dict]) -> str:
+    """One sentence per chain: t_mix at tau = 1 and the first temperature certified."""
+    parts = []
+    for res in results:
+        rows = {r["tau"]: r for r in res["rows"]}
+        one = rows.get(1.0)
+        certified = [t for t, r in sorted(rows.items()) if r["certificate"] != "none"]
+        if one is None:
+            continue
+        tmix = f"= {one['tmix']}" if one["tmix"] is not None else (
+            f"≥ {one['tmix_lower_bound']}")
+        first = "at no temperature of the grid" if not certified else (
+            "at every temperature of the grid" if len(certified) == len(rows) else
+            f"from tau = {certified[0]:g}")
+        parts.append(f"{res['label']}: t_mix(1/4) {tmix} at tau = 1, max μ "
+                     f"{_g(one['max_stationary_mass'])}; Theorem 5 certifies {first}")
+    return ("**Summary.** " + "; ".join(parts) + ".\n") if parts else ""
 
 
 def windows_markdown(folder: Path, command: str) -> str:
@@ -472,9 +510,11 @@ def windows_markdown(folder: Path, command: str) -> str:
             "trap (every site its strict argmax) of largest margin Δ* with Theorem 8's bound "
             "q e^(−Δ*/tau) on its one-step escape probability and the exact one, and the mean "
             "|δ| over every rectangle.\n",
+            _exact_summary(exact["results"]),
             exact_markdown(exact["results"]),
             "\nScore-table builds (one per chain, shared by the six temperatures): "
-            + ", ".join(f"{r['label']} {r['build_seconds']:.0f} s" for r in exact["results"])
+            + ", ".join(f"{r['label']} " + (f"{r['build_seconds']:.0f} s" if r["build_seconds"]
+                        >= 1 else "cached by an earlier run") for r in exact["results"])
             + ". Median score spread max − min per conditional: "
             + ", ".join(f"{r['label']} {r['score_spread']:.3g}" for r in exact["results"])
             + ".\n"]
