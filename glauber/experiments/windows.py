@@ -352,19 +352,48 @@ def exact_window(label: str, taus: Sequence[float] = TAUS, cap: int = TMIX_CAP,
     """The exact chain of a window of :data:`WINDOWS` (or a toy of :data:`TOYS`) over ``taus``."""
     from glauber.mlm_backend.sequences import ANTIBODY_SEQUENCES
 
+    model = chain_model(label)
     if label in WINDOWS:
-        model_name, chain, motif, offset = WINDOWS[label]
-        seq = ANTIBODY_SEQUENCES[chain]
-        sites = window_sites(chain, motif, offset)
-        whole = load_mlm(model_name, len(seq))
-        model = restrict(whole, np.asarray(whole.encode(seq), dtype=np.int64), sites)
+        model_name, chain, _, _ = WINDOWS[label]
+        seq, sites = ANTIBODY_SEQUENCES[chain], [int(s) for s in model.sites]
         meta = {"kind": "mlm", "model": model_name, "chain": chain, "sites": sites,
                 "window": seq[sites[0]:sites[-1] + 1], "chain_length": len(seq)}
     else:
-        model = toy(label)
         meta = {"kind": "toy", "model": label}
     rows, timing = exact_rows(model, taus, cap, progress)
     return {"label": label, **meta, **timing, "rows": rows}
+
+
+def chain_model(label: str) -> Any:
+    """The model of a window of :data:`WINDOWS` (restricted to its sites) or a toy."""
+    from glauber.mlm_backend.sequences import ANTIBODY_SEQUENCES
+
+    if label not in WINDOWS:
+        return toy(label)
+    model_name, chain, motif, offset = WINDOWS[label]
+    seq = ANTIBODY_SEQUENCES[chain]
+    whole = load_mlm(model_name, len(seq))
+    return restrict(whole, np.asarray(whole.encode(seq), dtype=np.int64),
+                    window_sites(chain, motif, offset))
+
+
+def refine_tmix(path: Path, cap: int, log: Callable[[str], Any]) -> None:
+    """Step again, up to ``cap`` steps, the rows of ``path`` (``exact.json``) whose t_mix is
+    open and whose lower bound is at most ``cap`` (cheapest first); each row is saved at once."""
+    data = _load(path)
+    todo = sorted(((r["tmix_lower_bound"], res["label"], r) for res in data["results"]
+                   for r in res["rows"] if r["tmix"] is None and r["tmix_lower_bound"]
+                   is not None and r["tmix_cap"] < cap and r["tmix_lower_bound"] <= cap),
+                  key=lambda item: item[0])
+    for lower, label, row in todo:
+        log(f"refine {label} tau = {row['tau']:g} (t_mix >= {lower}, cap {cap})")
+        t0 = time.perf_counter()
+        chain = ExactChain(chain_model(label), row["tau"])
+        tmix = capped_tmix(chain, EPS, cap)
+        row.update(tmix=tmix, tmix_cap=cap, tmix_lower_bound=cap + 1 if tmix is None else lower,
+                   tmix_seconds=time.perf_counter() - t0)
+        log(f"  t_mix = {tmix} ({row['tmix_seconds']:.0f} s)")
+        write_json_atomic(path, data)
 
 
 # ------------------------------------------------------------------------------- rendering
@@ -406,7 +435,7 @@ _UNDERFLOW = (
 )
 
 
-def exact_markdown(results: Sequence[dict]) -> str:
+def exact_markdown(results: Sequence[dict], cap: int = TMIX_CAP) -> str:
     """One table of every exact chain at every temperature."""
     lines = ["| chain | tau | t_mix(1/4) | gap γ* | α row | α col | ρ(C) | Thm 5 bound | "
              "max μ (state) | perfect traps | best trap: Δ*, escape bound (exact) | "
@@ -426,6 +455,8 @@ def exact_markdown(results: Sequence[dict]) -> str:
                 tau += f" [{notes.index(text) + 1}]"
             tmix = str(r["tmix"]) if r["tmix"] is not None else (
                 "—" if r["tmix_lower_bound"] is None else f"≥ {r['tmix_lower_bound']:.3g}")
+            if r["tmix_cap"] != cap:
+                tmix += f" (cap {r['tmix_cap']})"
             bound = "none" if r["certificate"] == "none" else (
                 f"{r['certificate_bound']:.3g} ({r['certificate']})")
             trap = "—" if r["best_trap_state"] is None else (
@@ -503,7 +534,8 @@ def windows_markdown(folder: Path, command: str) -> str:
             "`≥ L` is a lower bound: the spectral one, t_mix(1/4) ≥ log 2 / log(1/(1 − γ*)) "
             "(d(t) ≥ |λ|^t/2 for every eigenvalue λ ≠ 1, reversible or not; with γ* below "
             "ARPACK's floor 1e-6 it reads ≥ 6.93e+05), or "
-            f"{exact['cap']} + 1 when stepping showed a start still farther than 1/4. Absolute "
+            f"the cap + 1 when stepping to the cap ({exact['cap']} steps, or as marked) showed a start "
+            "still farther than 1/4. Absolute "
             "spectral gap γ* (— where it is below 1e-6), α and ρ(C) from "
             "the exact influence matrix, the tightest corrected Theorem 5 bound on t_mix "
             "(none when every summary is ≥ 1), the mode of μ_tau and its mass, the perfect "
@@ -511,7 +543,7 @@ def windows_markdown(folder: Path, command: str) -> str:
             "q e^(−Δ*/tau) on its one-step escape probability and the exact one, and the mean "
             "|δ| over every rectangle.\n",
             _exact_summary(exact["results"]),
-            exact_markdown(exact["results"]),
+            exact_markdown(exact["results"], exact["cap"]),
             "\nScore-table builds (one per chain, shared by the six temperatures): "
             + ", ".join(f"{r['label']} " + (f"{r['build_seconds']:.0f} s" if r["build_seconds"]
                         >= 1 else "cached by an earlier run") for r in exact["results"])
@@ -549,18 +581,23 @@ def _load(path: Path) -> Any:
 
 # ---------------------------------------------------------------------------------- driver
 def run(out: Path, parts: Sequence[str], lengths: Sequence[int | str], taus: Sequence[float],
-        cap: int, log: Callable[[str], Any], rectangles: int = 200) -> None:
-    """Run the parts (``rectangles``, ``windows``, ``toys``) into ``out`` in the order given;
+        cap: int, log: Callable[[str], Any], rectangles: int = 200,
+        refine_cap: int = 150) -> None:
+    """Run the parts (``rectangles``, ``windows``, ``toys``, ``refine``: :func:`refine_tmix` with
+    ``refine_cap``) into ``out`` in the order given;
     every finished item is saved at once, and a rerun skips it."""
     out.mkdir(parents=True, exist_ok=True)
     for part in parts:
         if part == "rectangles":
             _run_rectangles(out / "rectangles.json", lengths, rectangles, log)
+        elif part == "refine":
+            refine_tmix(out / "exact.json", refine_cap, log)
         elif part in ("windows", "toys"):
             _run_exact(out / "exact.json", list(WINDOWS if part == "windows" else TOYS), taus,
                        cap, log)
         else:
-            raise InvalidParameterError(f"unknown part {part!r}; use rectangles, windows, toys")
+            raise InvalidParameterError(
+                f"unknown part {part!r}; use rectangles, windows, toys, refine")
 
 
 def _run_rectangles(path: Path, lengths: Sequence[int | str], rectangles: int,
@@ -605,11 +642,13 @@ def _run_exact(path: Path, labels: Sequence[str], taus: Sequence[float], cap: in
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--out", type=Path, default=Path("docs/data/windows"))
-    p.add_argument("--parts", default="windows,rectangles,toys")
+    p.add_argument("--parts", default="windows,rectangles,toys,refine")
     p.add_argument("--lengths", default=",".join(str(v) for v in LENGTHS))
     p.add_argument("--taus", default=",".join(f"{t:g}" for t in TAUS))
     p.add_argument("--cap", type=int, default=TMIX_CAP)
     p.add_argument("--rectangles", type=int, default=200, help="rectangles per window length")
+    p.add_argument("--refine-cap", type=int, default=150,
+                   help="cap of the refine part (open t_mix rows stepped again)")
     p.add_argument("--doc", type=Path, default=None,
                    help="rewrite the marked block of this Markdown file (docs/results.md)")
     p.add_argument("--render-only", action="store_true")
@@ -621,13 +660,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(time.strftime("%H:%M:%S"), msg, flush=True)
 
     if not a.render_only:
-        run(a.out, a.parts.split(","), lengths, taus, a.cap, log, a.rectangles)
+        run(a.out, a.parts.split(","), lengths, taus, a.cap, log, a.rectangles, a.refine_cap)
     if a.doc is not None:
         splice(a.doc, windows_markdown(a.out, windows_command(a.out)))
     return 0
 
 
-__all__ = ["BEGIN", "END", "LENGTHS", "TAUS", "TOYS", "WINDOWS", "capped_tmix", "exact_rows",
+__all__ = ["BEGIN", "END", "LENGTHS", "TAUS", "TOYS", "WINDOWS", "capped_tmix", "chain_model", "refine_tmix", "exact_rows",
            "exact_window", "exact_markdown", "main", "rectangle_markdown", "rectangle_row",
            "run", "spectral_lower_bound", "splice", "toy", "window_sites", "windows_command",
            "windows_markdown"]
