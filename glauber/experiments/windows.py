@@ -205,13 +205,12 @@ def spectral_lower_bound(gap: float, eps: float = EPS) -> int:
 
 
 def _decode(model: Any, state: Sequence[int] | None) -> str | None:
+    """A state as its tokens: ``"GGD"`` when every label is one character, else spaced."""
     if state is None:
         return None
-    labels = getattr(model, "labels", None)
-    if labels is None:
-        return "".join(str(int(v)) for v in state) if max(state) < 10 else str(list(state))
-    return "".join(labels[int(v)] for v in state) if all(
-        len(labels[int(v)]) == 1 for v in state) else " ".join(labels[int(v)] for v in state)
+    labels = tuple(getattr(model, "labels", None) or (str(a) for a in range(model.q)))
+    sep = "" if all(len(label) == 1 for label in labels) else " "
+    return sep.join(labels[int(v)] for v in state)
 
 
 def exact_rows(model: Any, taus: Sequence[float] = TAUS, cap: int = TMIX_CAP,
