@@ -544,8 +544,9 @@ def windows_markdown(folder: Path, command: str) -> str:
             _exact_summary(exact["results"]),
             exact_markdown(exact["results"], exact["cap"]),
             "\nScore-table builds (one per chain, shared by the six temperatures): "
-            + ", ".join(f"{r['label']} " + (f"{r['build_seconds']:.0f} s" if r["build_seconds"]
-                        >= 1 else "cached by an earlier run") for r in exact["results"])
+            + ", ".join(f"{r['label']} " + (
+                f"{r['build_seconds']:.2g} s" if r["build_seconds"] >= 1 or r["kind"] == "toy"
+                else "read from the disk cache of an earlier run") for r in exact["results"])
             + ". Median score spread max − min per conditional: "
             + ", ".join(f"{r['label']} {r['score_spread']:.3g}" for r in exact["results"])
             + ".\n"]
