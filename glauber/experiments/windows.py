@@ -581,7 +581,7 @@ def _load(path: Path) -> Any:
 
 # ---------------------------------------------------------------------------------- driver
 def run(out: Path, parts: Sequence[str], lengths: Sequence[int | str], taus: Sequence[float],
-        cap: int, log: Callable[[str], Any], rectangles: int = 200,
+        cap: int, log: Callable[[str], Any], rectangles: int = 300,
         refine_cap: int = 150) -> None:
     """Run the parts (``rectangles``, ``windows``, ``toys``, ``refine``: :func:`refine_tmix` with
     ``refine_cap``) into ``out`` in the order given;
@@ -646,7 +646,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--lengths", default=",".join(str(v) for v in LENGTHS))
     p.add_argument("--taus", default=",".join(f"{t:g}" for t in TAUS))
     p.add_argument("--cap", type=int, default=TMIX_CAP)
-    p.add_argument("--rectangles", type=int, default=200, help="rectangles per window length")
+    p.add_argument("--rectangles", type=int, default=300, help="rectangles per window length")
     p.add_argument("--refine-cap", type=int, default=150,
                    help="cap of the refine part (open t_mix rows stepped again)")
     p.add_argument("--doc", type=Path, default=None,
