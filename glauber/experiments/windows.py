@@ -519,7 +519,10 @@ def windows_markdown(folder: Path, command: str) -> str:
             "per context, the same rectangles (same seed): *in context* is `restrict(model of "
             "the whole chain, chain, sites = the window)`, *framed fragment* is the model of "
             "length n on the window alone (`[CLS] window [SEP]`), as in the compare table. "
-            "Above bound: rectangles whose |δ| exceeds their own rounding bound.\n",
+            "Above bound: rectangles whose |δ| exceeds their own rounding bound. Rectangles are "
+            "drawn per context (rectangles / 8 each), not across the contexts as in the compare "
+            "table, so at n = 12 the fragment column differs from it by sampling error "
+            "(sd / √rectangles ≈ 0.1).\n",
             rectangle_markdown(rows),
             "\nTimes: " + ", ".join(f"n = {r['length']}: {r['seconds']:.0f} s" for r in rows)
             + ".\n"]
