@@ -35,5 +35,10 @@ run trajectory-sapiens-vh glauber trajectory --model sapiens-vh --length 16 --ta
 run trajectory-ising glauber trajectory --model ising-cycle:n=8 --tau 0.5 --steps 10000 \
     --chains 4 --checkpoint-every 500 --record-every 10 --window 300 --threshold 0.05
 
-python -m glauber.experiments.results_doc "$OUT" --docs docs --seconds $(( $(date +%s) - start ))
+# In context: rectangles by window length and exact CDR3 window chains (resumes from the JSON
+# committed in docs/data/windows; the score tables are cached under $GLAUBER_CACHE).
+echo "== windows: python -m glauber.experiments.windows --out docs/data/windows"
+python -m glauber.experiments.windows --out docs/data/windows
+python -m glauber.experiments.results_doc "$OUT" --docs docs --seconds $(( $(date +%s) - start )) \
+    --windows docs/data/windows
 echo "wrote docs/results.md"

@@ -123,21 +123,22 @@ def spectral_tmix_lower_bound(gap: float | None, eps: float) -> int:
 
     For any eigenvalue ``lambda != 1`` of ``P``, reversible or not, ``d(t) >= |lambda|^t / 2``
     (LPW 2nd ed., Theorem 12.5, first part: its proof uses only an eigenfunction of mean zero),
-    so ``d(t) > eps`` while ``t < log(2 eps) / log(1 - gap)`` with ``1 - gap = max |lambda|``.
-    The gap's own error (the eigensolver's, below 1e-9 relative above the floor where a gap is
-    reported at all) is absorbed by a factor ``1 - 1e-6``; no gap gives 0.
+    so ``d(t) > eps`` for every ``t < T = log(2 eps) / log(1 - gap)`` (``1 - gap = max |lambda|``)
+    and ``t_mix(eps) >= ceil(T)``. The gap's own error (the eigensolver's, below 1e-9 relative
+    above the floor where a gap is reported at all) is absorbed by shrinking ``T`` by a factor
+    ``1 - 1e-6``; no gap gives 0.
 
     Examples
     --------
     >>> spectral_tmix_lower_bound(0.5, 0.25)  # d(t) >= 2^-t / 2 > 1/4 for t < 1
-    0
+    1
     >>> spectral_tmix_lower_bound(1e-3, 0.25)  # log 2 / -log(0.999) = 692.8
-    692
+    693
     """
     if gap is None or not 0.0 < gap < 1.0 or not 0.0 < eps < 0.5:
         return 0
     t = math.log(2.0 * eps) / math.log1p(-gap)
-    return max(0, math.floor(t * (1.0 - 1e-6)))
+    return max(0, math.ceil(t * (1.0 - 1e-6)))
 
 
 def _best_trap(chain: ExactChain, log_pi: np.ndarray) -> dict:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 
 from glauber.certify import Certificate, certify, format_certificate
 from glauber.certify import exact as exact_module
 from glauber.certify.exact import spectral_tmix_lower_bound
+from glauber.errors import PrecisionError
 from glauber.testing import models, temperatures
 from glauber.toy_models.exact_chain import ExactChain
 from glauber.toy_models.specs import parse_toy_spec
@@ -25,7 +26,10 @@ from glauber.toy_models.specs import parse_toy_spec
 @given(models(max_states=64, min_sites=2), temperatures(min_tau=0.1, max_tau=10))
 def test_spectral_lower_bound_never_exceeds_the_exact_tmix(model, tau):
     chain = ExactChain(model, tau)
-    gap = chain.absolute_spectral_gap()
+    try:
+        gap = chain.absolute_spectral_gap()
+    except PrecisionError:  # a gap float64 cannot resolve is never used for a bound
+        assume(False)
     for eps in (0.05, 0.25, 0.45):
         assert spectral_tmix_lower_bound(gap, eps) <= chain.mixing_time(eps)
 
@@ -39,7 +43,7 @@ def test_spectral_lower_bound_is_tight_on_a_two_state_chain():
     exact = next(t for t in range(10_000) if lam**t / 2 <= 0.25)
     bound = spectral_tmix_lower_bound(2 * a, 0.25)
     assert bound in (exact - 1, exact)
-    assert spectral_tmix_lower_bound(None, 0.25) == 0 == spectral_tmix_lower_bound(0.5, 0.25)
+    assert spectral_tmix_lower_bound(None, 0.25) == 0 == spectral_tmix_lower_bound(1.0, 0.25)
     del P
 
 
