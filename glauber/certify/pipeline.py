@@ -32,6 +32,7 @@ from glauber.core.conditionals import answers_on_host, host_states
 from glauber.core.enumeration import all_states
 from glauber.core.memory import check_fits
 from glauber.core.protocol import ConditionalModel, check_model
+from glauber.core.restrict import RestrictedModel
 from glauber.core.validation import (
     check_eps,
     check_nonnegative_int,
@@ -509,7 +510,7 @@ def _initial_states(
     source = "given"
     if states is None and hasattr(model, "default_states"):
         states = model.default_states()
-        source = "default states"
+        source = "context" if isinstance(model, RestrictedModel) else "default states"
     if states is None:
         states = rng.integers(model.q, size=(DEFAULT_RANDOM_STATES, model.n))
         source = "random states"

@@ -152,6 +152,7 @@ def _source(source: str) -> str:
                           "models; --states FILE picks others",
         "random states": "uniform random states drawn with the seed; --states FILE picks others",
         "given": "given",
+        "context": "the context's own tokens at the chosen sites; --states FILE picks others",
     }.get(source, f"from {source}")
 
 
