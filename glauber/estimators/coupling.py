@@ -10,7 +10,7 @@ sites. Both chains of every pair go into one :meth:`scores` call per step.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -149,6 +149,7 @@ def coupling_time(
     seed: SeedLike = 0,
     batch_size: int = 4096,
     sync_every: int = 50,
+    progress: Callable[[int, int], Any] | None = None,
 ) -> CouplingResult:
     """Steps to agreement of same-site maximally coupled pairs of chains (paper §6.1 protocol).
 
@@ -172,6 +173,9 @@ def coupling_time(
         Most rows per :meth:`scores` call (each step asks two rows per unfinished pair).
     sync_every : int
         Check for finished pairs (a host round-trip on torch) and drop them every this many steps.
+    progress : callable, optional
+        Called as ``progress(t, budget)`` at each check (draws no random numbers, so the result
+        does not depend on it).
 
     Returns
     -------
@@ -216,6 +220,8 @@ def coupling_time(
                 hit = xp.where(xp.all(x == y, axis=1) & (hit < 0), t, hit)
                 if t % sync_every == 0 or t == budget:
                     guard.check()
+                    if progress is not None:
+                        progress(t, budget)
                     h = to_numpy(hit)
                     times[active[h >= 0]] = h[h >= 0]
                     keep = np.flatnonzero(h < 0)

@@ -7,7 +7,9 @@ module-level function and cells plain data, so that a remote executor can pickle
 
 from __future__ import annotations
 
+import functools
 import importlib
+import inspect
 from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
 
 from glauber.errors import MissingDependencyError
@@ -91,7 +93,9 @@ def run_cells(
 
     Cells are dicts with a unique ``"key"``. Results are appended as they arrive (in cell
     order), so an interrupted run loses at most the cells in flight. A ``tqdm`` bar shows
-    progress and the ETA. Returns every cell's result in the order of ``cells``.
+    progress and the ETA; in process, a cell function with a ``progress`` keyword gets a
+    callback taking the fraction of the cell done, so the bar moves within long cells. Returns
+    every cell's result in the order of ``cells``.
     """
     from tqdm.auto import tqdm
 
@@ -100,9 +104,22 @@ def run_cells(
         total=len(cells), initial=len(cells) - len(todo), desc=desc, disable=not progress,
         unit="cell",
     ) as bar:
-        for cell, result in zip(todo, executor.map(fn, todo)):
+        if isinstance(executor, LocalExecutor) and "progress" in inspect.signature(fn).parameters:
+            done = [0.0]  # fraction of the current cell already shown
+
+            def within(fraction: float) -> None:  # a cell's own progress moves the bar
+                step = min(max(float(fraction), 0.0), 1.0) - done[0]
+                if step > 0:
+                    bar.update(step)
+                    done[0] += step
+
+            cell_fn = functools.partial(fn, progress=within)
+        else:
+            done, cell_fn = [0.0], fn
+        for cell, result in zip(todo, executor.map(cell_fn, todo)):
             log.append(cell["key"], result)
-            bar.update()
+            bar.update(1.0 - done[0])
+            done[0] = 0.0
     done = log.done
     return [done[c["key"]] for c in cells]
 

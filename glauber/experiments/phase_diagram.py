@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -52,15 +52,17 @@ def cell_seed(seed: int, tau: float, n: int) -> np.random.SeedSequence:
     return np.random.SeedSequence([int(seed), int(n), int(round(float(tau) * 1e6))])
 
 
-def phase_cell(cell: dict) -> dict:
-    """Coupling times of one (model, tau, n) cell; the function the executor runs."""
+def phase_cell(cell: dict, progress: Callable[[float], Any] | None = None) -> dict:
+    """Coupling times of one (model, tau, n) cell; the function the executor runs
+    (``progress(fraction)`` follows the coupled steps when given)."""
     start = time.perf_counter()
     window = CONTEXT_SEPARATOR in cell["model"]  # a window's length is its own
     model = get_model(cell["model"], None if window else cell["n"], cell["device"])
     rng = np.random.default_rng(cell_seed(cell["seed"], cell["tau"], cell["n"]))
     x0 = rng.integers(model.q, size=(cell["pairs"], model.n))
     y0 = rng.integers(model.q, size=(cell["pairs"], model.n))
-    res = coupling_time(model, cell["tau"], x0, y0, cell["budget"], seed=rng)
+    res = coupling_time(model, cell["tau"], x0, y0, cell["budget"], seed=rng,
+                        progress=None if progress is None else (lambda t, b: progress(t / b)))
     times = np.where(res.censored, np.inf, res.times.astype(float))
     q25, q75 = (float(np.quantile(times, p, method="inverted_cdf")) for p in (0.25, 0.75))
     return {

@@ -86,3 +86,15 @@ def test_ray_executor_gives_the_same_grid_as_in_process(tmp_path):
         ray.shutdown()
     strip = lambda rows: [{k: v for k, v in r.items() if k != "seconds"} for r in rows]  # noqa: E731
     assert strip(remote) == strip(local) and len(local) == 4
+
+
+def test_progress_moves_within_a_cell_and_changes_no_result():
+    from glauber.experiments.phase_diagram import phase_cell
+
+    cell = {"key": "k", "model": "ising-cycle:n=8", "tau": 0.3, "n": 8, "pairs": 4,
+            "budget": 200, "seed": 3, "device": "cpu", "exact": False}
+    calls: list[float] = []
+    plain, followed = phase_cell(cell), phase_cell(cell, progress=calls.append)
+    plain.pop("seconds"), followed.pop("seconds")
+    assert plain == followed  # the callback draws no random numbers
+    assert len(calls) >= 2 and calls == sorted(calls) and 0 < calls[0] and calls[-1] <= 1.0
