@@ -274,7 +274,10 @@ def test_ctrl_c_prints_one_line_and_exits_130(tmp_path):
         [sys.executable, "-m", "glauber.cli", "trajectory", "--model", TOY, "--steps",
          "10000000", "--chains", "1", "--checkpoint-every", "100", "--out", "run",
          "--no-progress"],
-        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env())
+        cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_env(),
+        # A shell that starts jobs in the background (as CI runners may) hands them SIGINT
+        # ignored, and Python then never raises KeyboardInterrupt: give the child the default.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     _wait_for(tmp_path / "run" / "checkpoint.json", proc)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
