@@ -19,7 +19,7 @@ from glauber.core.validation import (
     check_positive_float,
 )
 from glauber.errors import InvalidParameterError
-from glauber.theory.floating import exp_decay
+from glauber.theory.floating import exp_decay, round_up
 
 
 def rate_from_contraction_factor(kappa: float) -> float:
@@ -118,7 +118,14 @@ def path_coupling_tmix_bound(rate: float, diameter: float, eps: float = 0.25) ->
     rate = check_positive_float(rate, "rate")
     diameter = check_positive_float(diameter, "diameter")
     eps = check_eps(eps)
-    value = math.log(diameter / eps) / rate
+    # Every operation rounded upward (math.log is within one ulp: two nudges cover it), so the
+    # integer is never below the exact ceiling: a plain float ceiling undershot by one at
+    # rate 1e-12, diameter 4999998, eps 1e-300 (found by tests/test_adversarial.py).
+    log_ratio = round_up(round_up(round_up(math.log(diameter)))
+                         + round_up(round_up(-math.log(eps))))
+    if log_ratio <= 0.0:
+        return 0
+    value = round_up(round_up(log_ratio / rate))
     if not math.isfinite(value):
         raise InvalidParameterError(f"rate {rate!r} is too small: log(diameter/eps)/rate overflows")
     return max(0, math.ceil(value))

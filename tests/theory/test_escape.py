@@ -142,3 +142,17 @@ def test_errors() -> None:
         bottleneck_tmix_lower_bound(0.5, 0.1, eps=1.0)
     with pytest.raises(InvalidParameterError):
         bottleneck_distance_lower_bound(-1, 0.5, 0.1)
+
+
+def test_escape_bounds_stay_upper_bounds_in_the_subnormal_range():
+    # Found by the adversarial battery: q * exp(-x) multiplied exp's subnormal rounding by q,
+    # giving 9.88e-324 below the exact 9.893e-324 (q = 468, Delta*/tau = 749.9).
+    import mpmath
+
+    from glauber.theory.escape import theorem8_escape_bound
+
+    with mpmath.workdps(50):
+        for q, delta, tau in [(468, 10**2.875, 1.0), (2, 744.0, 1.0), (20, 7.4e4, 100.0)]:
+            exact = q * mpmath.exp(-mpmath.mpf(delta) / mpmath.mpf(tau))
+            value = theorem8_escape_bound(q, delta, tau)
+            assert 0 < value and value >= exact

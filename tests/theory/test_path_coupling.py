@@ -64,3 +64,18 @@ def test_errors() -> None:
         path_coupling_tmix_bound(0.1, 0.0, 0.25)
     with pytest.raises(InvalidProbabilityError):
         path_coupling_tmix_bound(0.1, 2.0, 0.0)
+
+
+def test_tmix_bound_is_never_below_the_exact_ceiling_at_extremes():
+    # Found by the adversarial battery: a plain float ceiling gave 706200475968612, one below
+    # the exact ceil(log(4999998 / 1e-300) / 1e-12) (computed in 60-digit arithmetic).
+    import mpmath
+
+    from glauber.theory.path_coupling import path_coupling_tmix_bound
+
+    with mpmath.workdps(60):
+        for rate, diameter, eps in [(1e-12, 4999998.0, 1e-300), (3e-7, 1e9, 1e-12),
+                                    (0.1, 5.0, 0.25), (1e-15, 2.0, 0.49)]:
+            exact = int(mpmath.ceil(mpmath.log(mpmath.mpf(diameter) / mpmath.mpf(eps))
+                                    / mpmath.mpf(rate)))
+            assert exact <= path_coupling_tmix_bound(rate, diameter, eps) <= exact + 2
