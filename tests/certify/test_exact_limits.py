@@ -16,22 +16,23 @@ from hypothesis import assume, given, settings
 from glauber.certify import Certificate, certify, format_certificate
 from glauber.certify import exact as exact_module
 from glauber.certify.exact import spectral_tmix_lower_bound
-from glauber.errors import PrecisionError
+from glauber.errors import ConvergenceError, PrecisionError
 from glauber.testing import models, temperatures
 from glauber.toy_models.exact_chain import ExactChain
 from glauber.toy_models.specs import parse_toy_spec
 
 
 @settings(max_examples=40, deadline=None)
-@given(models(max_states=64, min_sites=2), temperatures(min_tau=0.1, max_tau=10))
+@given(models(max_states=64, min_sites=2), temperatures(min_tau=0.2, max_tau=10))
 def test_spectral_lower_bound_never_exceeds_the_exact_tmix(model, tau):
     chain = ExactChain(model, tau)
     try:
         gap = chain.absolute_spectral_gap()
-    except PrecisionError:  # a gap float64 cannot resolve is never used for a bound
+        exact = {eps: chain.mixing_time(eps) for eps in (0.05, 0.25, 0.45)}
+    except (PrecisionError, ConvergenceError):  # no resolvable gap, or numerically reducible
         assume(False)
-    for eps in (0.05, 0.25, 0.45):
-        assert spectral_tmix_lower_bound(gap, eps) <= chain.mixing_time(eps)
+    for eps, tmix in exact.items():
+        assert spectral_tmix_lower_bound(gap, eps) <= tmix
 
 
 def test_spectral_lower_bound_is_tight_on_a_two_state_chain():
