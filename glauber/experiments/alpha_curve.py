@@ -138,12 +138,15 @@ def alpha_cell(cell: dict) -> dict:
 
 
 def _window_tmix(chain: Any, eps: float) -> int | None:
-    """Exact worst-start ``t_mix(eps)`` of a tabulated chain (None when it is numerically
-    reducible at this temperature)."""
+    """Exact worst-start ``t_mix(eps)`` of a tabulated chain, stepped at most
+    :data:`glauber.certify.exact.EXACT_TMIX_MAX_STEPS` steps as certify does (None when it is
+    numerically reducible or needs more: a metastable window at low tau would otherwise step
+    for hours)."""
+    from glauber.certify.exact import EXACT_TMIX_MAX_STEPS
     from glauber.errors import ConvergenceError, NonPositiveConditionalError
 
     try:
-        return int(chain.mixing_time(eps))
+        return int(chain.mixing_time(eps, max_steps=EXACT_TMIX_MAX_STEPS))
     except (ConvergenceError, NonPositiveConditionalError):
         return None
 
