@@ -54,8 +54,11 @@ def test_corollary2_distance_decays_to_zero(model, factor):
     ts = sorted({0, 1, 2, t_mix // 2, t_mix, t_mix + 1, 3 * t_mix, 7 * t_mix})
     d = chain.distance_curve(ts)
     assert np.all(np.diff(d) <= 1e-12)  # d is non-increasing (LPW 2nd ed. Exercise 4.2)
-    assert chain.distance(t_mix) <= 0.25
-    assert t_mix == 0 or chain.distance(t_mix - 1) > 0.25
+    # At an exact tie d(t) = 1/4 (a Potts pair far below its threshold reaches one) rounding
+    # decides, as mixing_time documents: the crossing is checked to within the TV's accuracy.
+    tie = 1e-14
+    assert chain.distance(t_mix) <= 0.25 + tie
+    assert t_mix == 0 or chain.distance(t_mix - 1) > 0.25 - tie
     # Submultiplicativity: d(l t_mix(1/4)) <= 2^-l (LPW 2nd ed. eq. (4.36)).
     ells = (1, 2, 3, 5, 25)
     for ell, value in zip(ells, chain.distance_curve([ell * t_mix for ell in ells])):
