@@ -50,6 +50,7 @@ from glauber.toy_models import (
 from glauber.toy_models.exact_basins import Bottleneck
 from glauber.toy_models.exact_coupling import WorstAdjacentPair
 from glauber.toy_models.exact_rectangles import RectangleSummary
+from glauber.toy_models.factored import factorable
 from glauber.toy_models.score_table import (
     DEFAULT_BATCH_SIZE,
     TabulatedModel,
@@ -442,10 +443,13 @@ class ExactChain:
         """Worst-start ``t_mix(eps) = min{t : d(t) <= eps}`` (LPW 2nd ed., Section 4.5).
 
         ``method``: ``"squaring"`` (doubling and bisection, dense, up to 4096 states),
-        ``"stepping"`` (sparse point-mass stepping, any size that fits two ``S x b`` blocks) or
-        ``"auto"`` (see :func:`glauber.toy_models.mixing.mixing_time`); all are exact.
+        ``"stepping"`` (sparse point-mass stepping, any size that fits two ``S x b`` blocks),
+        ``"factored"`` (doubling and bisection on the ``n q^(n-1)``-class factor of the kernel,
+        :mod:`~glauber.toy_models.factored`) or ``"auto"`` (factored where :attr:`factored`,
+        else see :func:`glauber.toy_models.mixing.mixing_time`); all are exact.
         ``max_steps`` bounds the steps of one start when stepping (a metastable chain's ``t_mix``
-        can be far beyond what stepping every start can reach in minutes).
+        can be far beyond what stepping every start can reach in minutes); squaring and
+        factoring reach any ``t`` in about ``2 log2 t`` products.
 
         Raises
         ------
@@ -464,10 +468,21 @@ class ExactChain:
             max_steps=max_steps,
         )
 
+    @property
+    def factored(self) -> bool:
+        """Whether ``t_mix`` and ``d(t)`` go through the chain's ``n q^(n-1)``-class factor by
+        default (numpy; :func:`~glauber.toy_models.factored.factorable`): exact at any ``t``,
+        with no step limit (:mod:`~glauber.toy_models.factored`)."""
+        return factorable(self.n, self.q)
+
     def _mixing_matrix(self, method: str, backend: str = "numpy") -> Any:
-        """The cached dense ``P`` where squaring may run; for stepping, the kernel from its
-        conditionals (:class:`~glauber.toy_models.stepping.GlauberKernel`, numpy, ``q >= 4``:
+        """The kernel from the conditionals
+        (:class:`~glauber.toy_models.stepping.GlauberKernel`) where it factors
+        (:mod:`~glauber.toy_models.factored`) or ``method="factored"`` asks for it; else the
+        cached dense ``P`` where squaring may run; for stepping, the kernel (numpy, ``q >= 4``:
         cheaper than the sparse product) or the sparse ``P``."""
+        if method == "factored" or (method == "auto" and backend == "numpy" and self.factored):
+            return self._cached("kernel", lambda: GlauberKernel(self.conditionals()))
         if method != "stepping" and self.num_states <= mixing.MAX_DENSE_STATES:
             return self.dense_transition_matrix()
         if backend == "numpy" and self.q >= 4:

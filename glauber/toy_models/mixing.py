@@ -1,7 +1,8 @@
 """Worst-start total-variation distance and mixing time of a finite chain, by repeated squaring.
 
 (Above ``max_dense_states`` states, and for fast chains, the sparse stepping of
-:mod:`~glauber.toy_models.stepping` takes over: ``method="auto"``.)
+:mod:`~glauber.toy_models.stepping` takes over: ``method="auto"``; a Glauber kernel over
+``q > 2n``-ish tokens squares its small factor instead, :mod:`~glauber.toy_models.factored`.)
 
 ``d(t) = max_x ||P^t(x, .) - pi||_TV`` (TV is half the L1 distance) and
 ``t_mix(eps) = min{t >= 0 : d(t) <= eps}`` (Levin–Peres–Wilmer, 2nd ed., Sections 4.4–4.5).
@@ -41,8 +42,10 @@ from glauber.errors import (
     StateSpaceTooLargeError,
 )
 from glauber.toy_models.array_backend import resolve_array_backend
+from glauber.toy_models.factored import FactoredGlauber, factorable
 from glauber.toy_models.stepping import (
     DEFAULT_MAX_STEPS,
+    GlauberKernel,
     PointMassBlocks,
     _crossing_times,
     crossing_times,
@@ -66,8 +69,8 @@ BLOCK_ELEMENTS = 2**22
 DENSE_EFFICIENCY = 25.0
 
 Backend = Literal["numpy", "torch"]
-Method = Literal["auto", "squaring", "stepping"]
-_METHODS = ("auto", "squaring", "stepping")
+Method = Literal["auto", "squaring", "stepping", "factored"]
+_METHODS = ("auto", "squaring", "stepping", "factored")
 
 
 class _Dense:
@@ -123,28 +126,30 @@ class _Dense:
         """
         return worst_start_tv(A, self.pi, self.P.shape[0])
 
-    def power(self, t: int, cache: list[Any], work: list[Any]) -> Any | None:
-        """``P^t`` from the binary expansion of ``t`` (``None`` for ``t = 0``, the identity).
 
-        ``cache[k]`` holds ``P^(2^k)`` and is extended as needed; partial products go into the
-        (at most two) reusable buffers of ``work``, so the result is valid until the next call.
-        """
-        result = None
-        k = 0
-        while t >> k:
-            if k == len(cache):
-                cache.append(self.matmul(cache[-1], cache[-1], self.empty()))
-            if (t >> k) & 1:
-                if result is None:
-                    result = cache[k]
-                else:
-                    free = [w for w in work if w is not result]
-                    if not free:
-                        free = [self.empty()]
-                        work.append(free[0])
-                    result = self.matmul(result, cache[k], free[0])
-            k += 1
-        return result
+def _power(algebra: Any, t: int, cache: list[Any], work: list[Any]) -> Any | None:
+    """``P^t`` of ``algebra`` (:class:`_Dense` or :class:`~glauber.toy_models.factored.FactoredGlauber`)
+    from the binary expansion of ``t`` (``None`` for ``t = 0``, the identity).
+
+    ``cache[k]`` holds ``P^(2^k)`` and is extended as needed; partial products go into the
+    (at most two) reusable buffers of ``work``, so the result is valid until the next call.
+    """
+    result = None
+    k = 0
+    while t >> k:
+        if k == len(cache):
+            cache.append(algebra.matmul(cache[-1], cache[-1], algebra.empty()))
+        if (t >> k) & 1:
+            if result is None:
+                result = cache[k]
+            else:
+                free = [w for w in work if w is not result]
+                if not free:
+                    free = [algebra.empty()]
+                    work.append(free[0])
+                result = algebra.matmul(result, cache[k], free[0])
+        k += 1
+    return result
 
 
 def worst_start_tv(A: Any | None, pi: Any, S: int | None = None) -> float:
@@ -229,10 +234,13 @@ def distance_curve(
         ``"cpu"``.
     max_dense_states : int
         Largest chain the dense squaring accepts (``8 S^2`` bytes per stored power).
-    method : {"auto", "squaring", "stepping"}
-        Dense repeated squaring, or sparse stepping of point masses
-        (:mod:`glauber.toy_models.stepping`); ``"auto"`` squares up to ``max_dense_states``
-        states and steps above.
+    method : {"auto", "squaring", "stepping", "factored"}
+        Dense repeated squaring, sparse stepping of point masses
+        (:mod:`glauber.toy_models.stepping`), or squaring of the ``n q^(n-1)``-class factor of
+        a Glauber kernel (:mod:`glauber.toy_models.factored`; ``P`` a
+        :class:`~glauber.toy_models.stepping.GlauberKernel` in numpy). ``"auto"`` factors a
+        kernel where :func:`~glauber.toy_models.factored.factorable`, else squares up to
+        ``max_dense_states`` states and steps above.
     block_bytes : int, optional
         Memory for the stepping blocks (see :class:`~glauber.toy_models.stepping.PointMassBlocks`).
 
@@ -250,13 +258,22 @@ def distance_curve(
         If CUDA is requested but not available.
     """
     times = [check_nonnegative_int(t, "time t") for t in ts]
+    factored = _factored(P, pi, method, backend)
+    if factored is not None:
+        cache: list[Any] = [factored.P]
+        work: list[Any] = []
+        return np.array(
+            [factored.distance_at_zero() if t == 0 else
+             factored.distance(_power(factored, t - 1, cache, work)) for t in times],
+            dtype=np.float64,
+        )
     if _use_stepping(method, np.shape(P)[0], max_dense_states):
         return stepping_distance_curve(P, pi, times, backend, device, block_bytes)
     algebra = _Dense(P, pi, backend, device, max_dense_states)
-    cache: list[Any] = [algebra.P]
-    work: list[Any] = []
+    cache = [algebra.P]
+    work = []
     return np.array(
-        [algebra.distance(algebra.power(t, cache, work)) for t in times], dtype=np.float64
+        [algebra.distance(_power(algebra, t, cache, work)) for t in times], dtype=np.float64
     )
 
 
@@ -310,9 +327,17 @@ def mixing_time(
     ``eps`` (:func:`glauber.toy_models.stepping.crossing_times`); memory two ``S x b`` blocks,
     cost ``sum_x t_x`` sparse column-steps. The only choice above ``max_dense_states``.
 
-    ``"auto"``: above ``max_dense_states`` states, stepping. Otherwise stepping is tried first
-    and abandoned for squaring once it has spent about what squaring would cost for the ``t``
-    reached (see :func:`stepping_budget`: at most about twice the cheaper method's time).
+    ``"factored"``: the doubling and bisection of squaring on the ``R x R`` factor
+    ``M = B A`` of a Glauber kernel (``P^t = A M^(t-1) B``, ``R = n q^(n-1)`` classes), with the
+    worst start found by a pruned search (:mod:`glauber.toy_models.factored`); exact, about
+    ``2 log2 t_mix`` evaluations of ``R S n`` operations each, whatever ``t_mix``. For ``P`` a
+    :class:`~glauber.toy_models.stepping.GlauberKernel` in numpy.
+
+    ``"auto"``: a factorable kernel (:func:`~glauber.toy_models.factored.factorable`: fewer
+    than half as many classes as states, i.e. ``2 n <= q``-ish) is factored. Otherwise, above
+    ``max_dense_states`` states, stepping; below, stepping is tried first and abandoned for
+    squaring once it has spent about what squaring would cost for the ``t`` reached (see
+    :func:`stepping_budget`: at most about twice the cheaper method's time).
 
     Parameters
     ----------
@@ -321,7 +346,8 @@ def mixing_time(
     eps : float
         Threshold in (0, 1).
     max_steps : int
-        Stepping gives up (:class:`ConvergenceError`) after this many steps of one start.
+        Stepping gives up (:class:`ConvergenceError`) after this many steps of one start
+        (squaring and factoring reach any ``t`` up to ``2**62`` in ``2 log2 t`` products).
 
     Returns
     -------
@@ -347,6 +373,11 @@ def mixing_time(
     """
     eps = check_eps(eps)
     S = np.shape(P)[0]
+    factored = _factored(P, pi, method, backend, threshold=eps)
+    if factored is not None:
+        if factored.distance_at_zero() <= eps:
+            return 0
+        return 1 + _squaring_mixing_time(factored, eps)  # its powers M^m stand for t = m + 1
     if _use_stepping(method, S, max_dense_states):
         return int(crossing_times(P, pi, eps, backend, device, block_bytes, max_steps).max())
     if method == "auto":
@@ -387,7 +418,27 @@ def _use_stepping(method: str, num_states: int, max_dense_states: int) -> bool:
     return method == "stepping" or (method == "auto" and num_states > max_dense_states)
 
 
-def _squaring_mixing_time(algebra: _Dense, eps: float) -> int:
+def _factored(P: Any, pi: Any, method: str, backend: str,
+              threshold: float | None = None) -> FactoredGlauber | None:
+    """The factored algebra where ``method`` asks for it (``"factored"``) or ``"auto"`` finds
+    a :func:`~glauber.toy_models.factored.factorable` kernel in numpy; else None.
+    ``threshold``: see :class:`~glauber.toy_models.factored.FactoredGlauber`."""
+    if method not in _METHODS:
+        raise InvalidParameterError(f"unknown method {method!r}; use one of {_METHODS}")
+    if method == "factored":
+        if not isinstance(P, GlauberKernel) or backend != "numpy":
+            raise InvalidParameterError(
+                "method='factored' needs the chain's conditionals as a GlauberKernel in numpy "
+                "(ExactChain passes them); use 'squaring' or 'stepping' for a matrix P"
+            )
+        return FactoredGlauber(P, pi, threshold)
+    if method == "auto" and backend == "numpy" and isinstance(P, GlauberKernel) \
+            and factorable(P.n, P.q):
+        return FactoredGlauber(P, pi, threshold)
+    return None
+
+
+def _squaring_mixing_time(algebra: Any, eps: float) -> int:
     """Doubling then greedy bisection with the stored powers (see :func:`mixing_time`)."""
     if algebra.distance(None) <= eps:
         return 0
