@@ -31,8 +31,10 @@ from glauber.toy_models.exact_chain import ExactChain
 #: Largest state space for which :func:`certify` computes exact values by default (20^3 windows).
 EXACT_MAX_STATES = 8192
 #: Steps after which the exact worst-start ``t_mix`` stops stepping the point masses of every
-#: start (chains above the dense limit of 4,096 states are stepped): a metastable window at a
-#: low temperature would otherwise step for hours. Beyond it ``tmix`` is None and
+#: start, on chains that are stepped (above the dense limit of 4,096 states, where the kernel
+#: does not factor: :attr:`~glauber.toy_models.ExactChain.factored`; a window of ``k < q / 2``
+#: sites, e.g. 3 amino acids, squares its factor and reaches any ``t`` exactly). A metastable
+#: stepped chain would otherwise step for hours; beyond the limit ``tmix`` is None and
 #: ``tmix_lower`` bounds it from below.
 EXACT_TMIX_MAX_STEPS = 500
 #: What a quantity that cannot be computed raises; it is then reported missing, with the reason.

@@ -122,12 +122,16 @@ class RestrictedModel:
     @property
     def cache_key(self) -> str | None:
         """A key naming this window's score table on disk: the full model's ``cache_key``
-        with the context and the sites (None when the full model has no key)."""
+        with the frozen part of the context and the sites (None when the full model has no
+        key). The context's tokens at the window's own sites never reach the model (every
+        query overwrites them), so contexts that differ only there share one table."""
         key = getattr(self.model, "cache_key", None)
         if key is None:
             return None
+        frozen = np.array(self.context, dtype=np.int64)
+        frozen[self.sites] = -1
         h = hashlib.sha256(str(key).encode())
-        h.update(np.ascontiguousarray(self.context, dtype=np.int64).tobytes())
+        h.update(frozen.tobytes())
         h.update(np.ascontiguousarray(self.sites, dtype=np.int64).tobytes())
         return h.hexdigest()
 

@@ -269,6 +269,15 @@ def test_tables_are_keyed_by_model_context_and_sites(tmp_path):
     t_b = score_table(restrict(b, np.array([0, 1, 1, 1, 2]), SITES), cache=tmp_path)
     assert a.rows == b.rows == 27 and len(list(tmp_path.iterdir())) == 2
     assert not np.array_equal(t_a, t_b)
+    # the context's tokens at the window's own sites never reach the model (each query
+    # overwrites them): contexts that differ only there share one table, asked for once
+    inside = CONTEXT.copy()
+    inside[SITES[0]] = (inside[SITES[0]] + 1) % FULL.q
+    assert key("m", inside, SITES) == base
+    c = Counting(FULL)
+    t_c = score_table(restrict(c, inside, SITES), cache=tmp_path)
+    assert c.rows == 0 and len(list(tmp_path.iterdir())) == 2
+    np.testing.assert_array_equal(t_c, t_a)
     # a model without a key is never cached
     plain = restrict(FULL, CONTEXT, SITES)
     assert plain.cache_key is None
