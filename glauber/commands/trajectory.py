@@ -15,8 +15,10 @@ def register(subparsers: Any) -> None:
                     "and writes the same bytes as an uninterrupted run.",
     )
     from glauber.experiments.cli_support import add_common_arguments
+    from glauber.models import add_window_arguments
 
     add_common_arguments(p)
+    add_window_arguments(p)
     p.add_argument("--tau", type=float, default=1.0, help="temperature (default 1)")
     p.add_argument("--steps", type=int, default=10_000, help="steps per chain (default 10000)")
     p.add_argument("--chains", type=int, default=4, help="number of chains (default 4)")
@@ -25,7 +27,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--record-every", type=int, default=10,
                    help="record states every this many steps (default 10)")
     p.add_argument("--length", type=int, default=None,
-                   help="sequence length (default: the toy's n; 20 for MLMs)")
+                   help="sequence length (default: the toy's n; 20 for MLMs; a window's "
+                        "--sites set it)")
     p.add_argument("--window", type=int, default=300, help="trap window in steps (default 300)")
     p.add_argument("--threshold", type=float, default=0.12,
                    help="trap threshold on the windowed mean cosine drift (default 0.12)")
@@ -38,10 +41,11 @@ def run(args: argparse.Namespace) -> int:
     """Run (or resume) the chains and print a summary."""
     from glauber.experiments.cli_support import command_line
     from glauber.experiments.trajectory import trajectory
+    from glauber.models import window_spec
 
     if args.ray is not None:
         print("trajectory: --ray ignored (one sequential run per command)")
-    s = trajectory(args.model, args.tau, args.steps, args.chains, args.checkpoint_every, args.out,
+    s = trajectory(window_spec(args.model, args.context, args.sites), args.tau, args.steps, args.chains, args.checkpoint_every, args.out,
                    args.seed, args.record_every, args.length, args.window, args.threshold,
                    args.levels, args.device, not args.no_progress, command_line())
     print(f"{s['n_traps']} traps ({s['n_perfect']} perfect) -> {args.out}/trajectory_summary.json")

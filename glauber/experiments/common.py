@@ -154,10 +154,17 @@ def check_length(spec: str, length: int | None) -> int | None:
     Raises
     ------
     SequenceLengthError
-        If ``spec`` is a toy specification with ``n=k`` and ``length`` is neither None nor k.
+        If ``spec`` is a toy specification with ``n=k`` and ``length`` is neither None nor k,
+        or a window (``model@context[sites]``, whose sites set its length) and ``length`` is
+        given.
     """
-    from glauber.models import is_toy_spec
+    from glauber.models import CONTEXT_SEPARATOR, is_toy_spec
 
+    if length is not None and CONTEXT_SEPARATOR in spec:
+        raise SequenceLengthError(
+            f"--length does not apply to a window: the sites of {spec} set its length; leave "
+            "--length out (or choose other --sites)"
+        )
     if length is None or not is_toy_spec(spec):
         return length
     for item in spec.partition(":")[2].split(","):

@@ -184,3 +184,20 @@ def test_phase_diagram_window_takes_its_length_from_the_sites(tmp_path):
                        "0,1,0,1,1,0,1,0", "--sites", "3-5", "--lengths", "8", "--taus", "1",
                        "--out", str(tmp_path / "b"), "--no-progress")
     assert code == 2 and "does not apply to a window" in err
+
+
+def test_trajectory_runs_on_a_window_and_refuses_a_length(tmp_path):
+    code, _, err = run("trajectory", "--model", "ising-cycle:n=8", "--context",
+                       "0,1,0,1,1,0,1,0", "--sites", "3-5", "--steps", "100", "--chains", "2",
+                       "--checkpoint-every", "50", "--window", "20", "--out", str(tmp_path),
+                       "--no-progress")
+    assert code == 0, err
+    summary = json.loads((tmp_path / "trajectory_summary.json").read_text())
+    assert summary["config"]["n"] == 3
+    assert summary["config"]["model"] == "ising-cycle:n=8@0,1,0,1,1,0,1,0[3-5]"
+    rows = (tmp_path / "trajectory.csv").read_text().splitlines()[1:]
+    assert len(rows) == 2 * (100 // 10 + 1)
+    code, _, err = run("trajectory", "--model", "ising-cycle:n=8", "--context",
+                       "0,1,0,1,1,0,1,0", "--sites", "3-5", "--length", "8", "--out",
+                       str(tmp_path / "b"), "--no-progress")
+    assert code == 2 and "--length does not apply to a window" in err
