@@ -94,8 +94,10 @@ class FactoredGlauber:
     --------
     >>> p = np.full((2, 9, 3), 1 / 3)  # two independent uniform sites: pi uniform
     >>> f = FactoredGlauber(GlauberKernel(p), np.full(9, 1 / 9))
-    >>> round(f.distance(None), 12)  # d(1): one site redrawn, the other still a point mass
-    0.666666666667
+    >>> # d(1): half the time site 0 redrawn, half site 1; mass 1/3 on x, 1/6 on its 4
+    >>> # neighbours, 0 elsewhere: TV to uniform (1/3 - 1/9) + 4 (1/6 - 1/9) = 4/9
+    >>> round(f.distance(None), 12)
+    0.444444444444
     """
 
     def __init__(self, kernel: GlauberKernel, pi: np.ndarray,
