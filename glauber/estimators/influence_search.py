@@ -545,8 +545,8 @@ def _search(cache: ScoreCache, tau: float, budget: int, starts: Any, restarts: i
     replayed = best_c.witnesses("C") if used0 else []
     fresh = not replayed and warm is None
     if fresh:  # cover every entry first: at least two contexts, as influence() samples
-        _scan(cache, start_states, min(budget, max(int(scan * budget), 2 * n * n)), batch_size,
-              tau, rng, best_c, best_d)
+        _scan(cache, start_states, _scan_rows(budget, scan, n), batch_size, tau, rng, best_c,
+              best_d)
     if stars > 0:
         _evolve_rows(cache, tau, max(0, int((scan + stars) * budget) - (cache.queries - used0)),
                      batch_size, start_states, target, rng, best_c, best_d, stop)
@@ -585,34 +585,90 @@ def _search(cache: ScoreCache, tau: float, budget: int, starts: Any, restarts: i
                    int(walkers.starts.sum()))
 
 
+def _scan_rows(budget: int, scan: float, n: int) -> int:
+    """Rows of a fresh search's scan: ``scan`` of ``budget`` but at least two whole contexts
+    (``2 n^2`` rows) where the budget pays for them; below that, all of it.
+
+    Below ``2 n^2`` the scan is one whole context or one principal block (:func:`_scan`), and
+    the block is where ``rho`` comes from: measured on Sapiens VH over the full trastuzumab VH
+    chain (``n = 120``, ``tau = 1``, budgets 1,000 / 2,000 / 4,000 rows), giving the scan all
+    of the budget found ``rho`` 1.51 / 1.80 / 1.99, 80% of it 1.47 / 1.69 / 1.98, 40% of it
+    1.20 / 1.49 / 1.75 (stars and walkers spending the rest).
+    """
+    if budget >= 2 * n * n:
+        return max(int(scan * budget), 2 * n * n)
+    return budget
+
+
 def _scan(cache: ScoreCache, starts: np.ndarray, budget: int, batch_size: int, tau: float,
           rng: np.random.Generator, best_c: _Best, best_d: _Best) -> None:
     """Sample ``C`` at contexts (``starts``, then uniform ones) with ``budget`` queries.
 
-    At each context ``x`` and site ``i``: ``x`` and ``x^{j->b_j}`` for every ``j != i``, one
-    random replacement ``b_j != x_j`` per ``(x, j)`` (:func:`influence`'s sampling, ``n^2``
-    queries a context). Grids that do not fit in ``budget`` are dropped.
+    At each context ``x``: the base conditional at every site (``x`` with ``i`` masked, ``n``
+    queries), then, over a *block* of sites ``S``, the pair ``(x, x^{j->b_j})`` at every
+    ``i in S`` for every ``j in S \\ {i}``, with ``b_j`` the most likely token at ``j`` other
+    than ``x_j`` under ``p_tau(. | x_{-j})`` (read off the base queries). A whole context
+    (``S`` every site) costs ``n^2`` queries; :func:`influence` samples the same pairs with a
+    random ``b_j``. When ``budget`` pays for whole contexts, they are scanned (``starts``
+    first); when it pays for less than one, the first context gets a principal block: the
+    ``s`` sites of largest conditional entropy at ``tau`` (ties in site order), ``s`` the
+    largest with ``n + s (s - 1) <= budget`` (:func:`_block_sites`). By Perron–Frobenius
+    monotonicity ``rho(C) >= rho(C_SS)``, so a dense block of realised values is what bounds
+    ``rho`` from below; a band or scattered entries of the same cost bound it far less when
+    the influence is spread out. Queries that do not fit in ``budget`` are dropped.
     """
     n, q = cache.n, cache.q
     count = budget // (n * n)
-    if count < 1:
+    partial = count < 1
+    count = max(count, 1)
+    if budget < n + 2:  # not even a block of two sites at one context
         return
     extra = max(0, count - len(starts))
     contexts = np.concatenate([starts[:count], rng.integers(q, size=(extra, n))])
-    reps = (contexts + rng.integers(1, q, size=contexts.shape)) % q
-    ii, jj = np.nonzero(~np.eye(n, dtype=bool))
-    s = np.repeat(np.arange(len(contexts)), len(ii))
-    i, j = np.tile(ii, len(contexts)), np.tile(jj, len(contexts))
-    base = contexts[s].copy()
-    base[np.arange(len(s)), i] = 0
-    grid = _Grid(i, base, j, np.full(len(s), -1), np.stack([contexts[s, j], reps[s, j]], axis=1),
-                 np.zeros((len(s), 1), dtype=np.int64))
-    moves = _fit(cache, [(grid, np.arange(len(s)), np.zeros(len(s), bool), np.arange(len(s)))],
-                 budget)
+    used0 = cache.queries
+    flat = np.repeat(contexts, n, axis=0)
+    sites = np.tile(np.arange(n), len(contexts))
+    ids = cache.fetch(flat, sites, batch_size).reshape(len(contexts), n)
+    logp = to_numpy(log_softmax(cache.rows(ids.reshape(-1)) / tau)).astype(np.float64)
+    logp = logp.reshape(len(contexts), n, q)
+    # b_j: the most likely token other than x_j under the base conditional at j
+    masked = logp.copy()
+    np.put_along_axis(masked, contexts[:, :, None], -np.inf, axis=2)
+    reps = masked.argmax(axis=2)
+    blocks = [_block_sites(logp[0], budget - (cache.queries - used0))] if partial else [
+        np.arange(n)] * len(contexts)
+    members = [(c, i, j) for c, block in enumerate(blocks) for i in block for j in block
+               if i != j]
+    if not members:
+        return
+    c, i, j = (np.array(v, dtype=np.int64) for v in zip(*members))
+    base = contexts[c].copy()
+    base[np.arange(len(c)), i] = 0
+    grid = _Grid(i, base, j, np.full(len(c), -1), np.stack([contexts[c, j], reps[c, j]], axis=1),
+                 np.zeros((len(c), 1), dtype=np.int64))
+    left = budget - (cache.queries - used0)
+    moves = _fit(cache, [(grid, np.arange(len(c)), np.zeros(len(c), bool), np.arange(len(c)))],
+                 left)
     for grid, _, _ in moves:
         grid.ids = cache.fetch(grid.states().reshape(-1, n), np.repeat(grid.sites, 2),
                                batch_size).reshape(-1, 2, 1)
         _harvest(grid, _evaluate(cache, grid, tau), best_c, best_d)
+
+
+def _block_sites(logp: np.ndarray, budget: int) -> np.ndarray:
+    """The principal block of :func:`_scan` at one context: the ``s`` sites of largest entropy
+    of ``p_tau(. | x_{-i})`` (``logp``, ``[n, q]``; ties in site order), ``s`` the largest with
+    ``s (s - 1) <= budget``.
+
+    Entropy is the criterion because a conditional that is nearly a point mass can move little
+    under any one change of context; measured on Sapiens VH over the full trastuzumab VH chain
+    (one context, every pair of sites), the block of the 43 sites of largest entropy keeps
+    ``rho`` 1.30 of the whole chain's 1.37 at ``tau = 1``, 43 uniformly drawn sites 0.55.
+    """
+    n = logp.shape[0]
+    s = int(min(n, (1 + np.sqrt(1 + 4 * max(budget, 0))) // 2))
+    entropy = -np.sum(np.exp(logp) * logp, axis=1, where=np.isfinite(logp))
+    return np.sort(np.argsort(-np.round(entropy, 12), kind="stable")[:s])
 
 
 def _star_grid(sites: np.ndarray, contexts: np.ndarray, reps: np.ndarray) -> _Grid:
