@@ -14,9 +14,12 @@ them: the spectral radius of the searched ``C`` is a lower bound on that of Defi
 The search (docs/theory.md, Definition 2) runs in three phases over one query memo
 (:class:`~glauber.estimators.score_cache.ScoreCache`):
 
-1. *scan* (``scan`` of the budget): :func:`influence`-style sampling, one random replacement
-   per site at each context (``starts`` first, then uniform random contexts), ``n^2`` queries
-   a context;
+1. *scan* (``scan`` of the budget, at least two whole contexts, all of it below that):
+   :func:`influence`-style pairs at each context (``starts`` first, then uniform random
+   contexts), the most likely other token at each site as its replacement, ``n^2`` queries a
+   whole context; a budget below one context buys a *principal block* of the first context
+   (the sites of largest conditional entropy, every pair among them), which bounds ``rho``
+   from below by Perron–Frobenius monotonicity (``_scan``);
 2. *stars* (``stars`` of the budget): an elitist evolution of one context per site ``i``,
    scored on its whole row at once (the *star* ``x``, ``x^{j->b_j}`` for every ``j``: ``n``
    queries for ``n - 1`` entries), mutants changing one or a few sites and some replacements;
@@ -40,9 +43,9 @@ vectors ``u``, ``v`` of the current ``C`` (``u_i v_j`` is the derivative of the 
 in ``C_ij``), which is where the certificates of Theorem 5 (corrected) are decided.
 
 Measured against the exact supremum on 200 random toy models (``benchmarks/influence_search.py``):
-at 10% of the queries of exhaustive enumeration the search reaches 95% of all but 2 of the
+at 10% of the queries of exhaustive enumeration the search reaches 95% of all but 4 of the
 9,202 non-zero exact entries (the memo then covers most distinct queries), where sampling with
-the same budget reaches 79%; at 10% of the *distinct* queries it reaches 60% (sampling: 46%).
+the same budget reaches 79%; at 10% of the *distinct* queries it reaches 61% (sampling: 46%).
 
 The budget counts rows of :meth:`scores` calls, each distinct query once
 (:class:`~glauber.estimators.score_cache.ScoreCache`); it is never exceeded.
@@ -460,10 +463,13 @@ def search_influence(
         Perron weights ``u_i v_j`` of the current ``C`` (a fraction of them per round, about a
         tenth of the budget's worth), for the spectral radius and the certificates.
     scan : float
-        Fraction of the budget spent first on sampling (``starts``, then uniform contexts; one
-        random replacement per site, ``n^2`` queries a context); the walkers then start from
-        the best witness of their entry. Not used with ``warm`` or a ``cache`` that already
-        holds queries.
+        Fraction of the budget spent first on scanning contexts (``starts``, then uniform
+        contexts; the most likely other token at each site as its replacement, ``n^2`` queries
+        a context), at least two whole contexts; a budget below ``2 n^2`` goes to the scan
+        whole: one context, or, below ``n^2``, a principal block of the first context (the
+        sites of largest entropy, see the module docstring). The walkers then start from the
+        best witness of their entry. Not used with ``warm`` or a ``cache`` that already holds
+        queries.
     warm : InfluenceSearchResult, optional
         A previous result (e.g. at another temperature): its witnesses are the walkers' starts
         (with a shared ``cache``, the best pairs re-read from it at ``tau`` are used instead).
@@ -902,7 +908,8 @@ def search_influence_sweep(
     Scores are tau-free, so one :class:`ScoreCache` serves the whole sweep: each search
     re-reads every grid asked before (at no cost) and starts its walkers at the previous
     temperature's witnesses. The first temperature also pays for the scan (at least two
-    contexts, ``2 n^2`` queries), which serves them all; the rest of ``budget`` is split evenly
+    contexts, ``2 n^2`` queries; below that the whole budget, one context or a principal block
+    chosen at the first temperature), which serves them all; the rest of ``budget`` is split evenly
     over the temperatures left, and what a search leaves unused (e.g. because
     ``stop_at_no_certificate`` ended it once ``rho_lower >= 1``) goes to the next ones.
 
