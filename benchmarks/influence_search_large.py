@@ -114,7 +114,8 @@ def potts_cycle_field(n: int, rng: np.random.Generator) -> tuple[Any, np.ndarray
 
 
 def potts_regular(n: int, rng: np.random.Generator) -> tuple[Any, np.ndarray, float]:
-    """Potts (``q = 3``) on a random 3-regular graph, couplings ``U(0.5, 2)``, fields, ``tau = 1.5``."""
+    """Potts (``q = 3``) on a random 3-regular graph, couplings ``U(0.5, 2)``, Gaussian fields,
+    ``tau = 1.5``."""
     graph = nx.random_regular_graph(3, n, seed=int(rng.integers(2**31)))
     coupling = {e: float(rng.uniform(0.5, 2.0)) for e in graph.edges}
     model = PottsModel(graph, 3, coupling=coupling, field=0.7 * rng.standard_normal((n, 3)),
