@@ -641,24 +641,99 @@ def _scan(cache: ScoreCache, starts: np.ndarray, budget: int, batch_size: int, t
     masked = logp.copy()
     np.put_along_axis(masked, contexts[:, :, None], -np.inf, axis=2)
     reps = masked.argmax(axis=2)
-    blocks = [_block_sites(logp[0], budget - (cache.queries - used0))] if partial else [
-        np.arange(n)] * len(contexts)
-    members = [(c, i, j) for c, block in enumerate(blocks) for i in block for j in block
-               if i != j]
-    if not members:
+    if partial:
+        _scan_block(cache, contexts[0], reps[0], logp[0], budget - (cache.queries - used0),
+                    batch_size, tau, best_c, best_d)
         return
+    members = [(c, i, j) for c in range(len(contexts)) for i in range(n) for j in range(n)
+               if i != j]
     c, i, j = (np.array(v, dtype=np.int64) for v in zip(*members))
+    _scan_pairs(cache, contexts, reps, c, i, j, budget - (cache.queries - used0), batch_size,
+                tau, best_c, best_d)
+
+
+def _scan_pairs(cache: ScoreCache, contexts: np.ndarray, reps: np.ndarray, c: np.ndarray,
+                i: np.ndarray, j: np.ndarray, left: int, batch_size: int, tau: float,
+                best_c: _Best, best_d: _Best) -> None:
+    """Ask and harvest the pairs ``(x, x^{j->b_j})`` at site ``i`` of contexts ``c``, at most
+    ``left`` new rows (members in order; those that do not fit are dropped)."""
+    n = cache.n
+    if c.size == 0:
+        return
     base = contexts[c].copy()
     base[np.arange(len(c)), i] = 0
     grid = _Grid(i, base, j, np.full(len(c), -1), np.stack([contexts[c, j], reps[c, j]], axis=1),
                  np.zeros((len(c), 1), dtype=np.int64))
-    left = budget - (cache.queries - used0)
     moves = _fit(cache, [(grid, np.arange(len(c)), np.zeros(len(c), bool), np.arange(len(c)))],
                  left)
     for grid, _, _ in moves:
         grid.ids = cache.fetch(grid.states().reshape(-1, n), np.repeat(grid.sites, 2),
                                batch_size).reshape(-1, 2, 1)
         _harvest(grid, _evaluate(cache, grid, tau), best_c, best_d)
+
+
+def _scan_block(cache: ScoreCache, x: np.ndarray, reps: np.ndarray, logp: np.ndarray,
+                budget: int, batch_size: int, tau: float, best_c: _Best,
+                best_d: _Best) -> None:
+    """The principal block of :func:`_scan` at one context ``x`` (base queries already asked).
+
+    First the column of the site ``j0`` of largest entropy: the pair at every other site
+    (``n - 1`` rows). If at least a quarter of them move by more than the rounding tolerance
+    (influence spread out, as in a masked LM), the block is the sites of largest entropy
+    (:func:`_block_sites`, ``j0`` among them, its column reused). Otherwise the model is
+    sparse (a site reads a few others, as on a graph), and a block of scattered high-entropy
+    sites would hold few of its edges: the block is grown breadth-first instead, the column of
+    each site of the block probed in turn (``n - 1`` rows each) and every site it moves added
+    (strongest first), then the next site of largest entropy when the frontier is empty.
+    """
+    n = cache.n
+    used0 = cache.queries
+    order = np.argsort(-np.round(_entropy(logp), 12), kind="stable")
+    ctx, rep = x[None], reps[None]
+    tol = _tolerance(cache, tau)
+
+    def column(j: int) -> np.ndarray:
+        rows = np.delete(np.arange(n), j)
+        left = budget - (cache.queries - used0)
+        _scan_pairs(cache, ctx, rep, np.zeros(n - 1, dtype=np.int64), rows,
+                    np.full(n - 1, j), left, batch_size, tau, best_c, best_d)
+        moved = rows[best_c.value[rows, j] > tol]
+        return moved[np.argsort(-best_c.value[moved, j], kind="stable")]
+
+    if budget < n - 1:
+        return
+    j0 = int(order[0])
+    moved = column(j0)
+    if moved.size >= (n - 1) / 4:  # dense: the sites of largest entropy
+        left = budget - (cache.queries - used0)
+        block = _block_sites(logp, left + int(np.sqrt(max(left, 0))))
+        members = [(i, j) for i in block for j in block if i != j and j != j0]
+        if members:
+            i, j = (np.array(v, dtype=np.int64) for v in zip(*members))
+            _scan_pairs(cache, ctx, rep, np.zeros(len(i), dtype=np.int64), i, j, left,
+                        batch_size, tau, best_c, best_d)
+        return
+    probed = {j0}
+    frontier = [int(k) for k in moved]
+    inside = {j0, *frontier}
+    while budget - (cache.queries - used0) >= n - 1 and len(probed) < n:
+        if frontier:
+            j = frontier.pop(0)
+        else:
+            j = int(next(k for k in order if k not in probed))
+            inside.add(j)
+        if j in probed:
+            continue
+        probed.add(j)
+        for k in column(j).tolist():
+            if k not in inside:
+                inside.add(k)
+                frontier.append(k)
+
+
+def _entropy(logp: np.ndarray) -> np.ndarray:
+    """Entropy of each row of log-probabilities ``[n, q]`` (``0 log 0 = 0``)."""
+    return -np.sum(np.exp(logp) * logp, axis=1, where=np.isfinite(logp))
 
 
 def _block_sites(logp: np.ndarray, budget: int) -> np.ndarray:
@@ -673,8 +748,7 @@ def _block_sites(logp: np.ndarray, budget: int) -> np.ndarray:
     """
     n = logp.shape[0]
     s = int(min(n, (1 + np.sqrt(1 + 4 * max(budget, 0))) // 2))
-    entropy = -np.sum(np.exp(logp) * logp, axis=1, where=np.isfinite(logp))
-    return np.sort(np.argsort(-np.round(entropy, 12), kind="stable")[:s])
+    return np.sort(np.argsort(-np.round(_entropy(logp), 12), kind="stable")[:s])
 
 
 def _star_grid(sites: np.ndarray, contexts: np.ndarray, reps: np.ndarray) -> _Grid:

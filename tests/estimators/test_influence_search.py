@@ -342,16 +342,18 @@ def _planted_block(n: int, block: list[int], coupling: float) -> AsymmetricIsing
 
 
 def test_block_scan_below_one_context_equals_the_exact_principal_block():
-    # Below n^2 rows the scan covers the sites of largest conditional entropy (here exactly
-    # the planted cycle S: the other sites are near point masses). Each site of S reads one
-    # other site only, so the TV of one pair is the supremum (Definition 2) at every context,
-    # and rho(searched C) must equal rho of the exact principal submatrix C_SS (ExactChain),
-    # which is rho(exact C): by Perron-Frobenius monotonicity a principal block bounds rho.
+    # Below n^2 rows the scan covers a principal block of the first context. This model is
+    # sparse (each site of the planted cycle S reads one other site; the rest are near point
+    # masses), so the block grows breadth-first from the site of largest entropy, one probed
+    # column (n - 1 rows) per site: |S| columns cover C_SS. Each site of S reads one site only,
+    # so the TV of one pair is the supremum (Definition 2) at every context, and rho(searched
+    # C) must equal rho of the exact principal submatrix C_SS (ExactChain), which is rho(exact
+    # C): by Perron-Frobenius monotonicity a principal block bounds rho from below.
     block = [1, 4, 5, 7]
     model = _planted_block(8, block, coupling=0.9)
     tau = 0.8
     exact = ExactChain(model, tau).influence_matrix()
-    budget = model.n + len(block) * (len(block) - 1)  # the base queries and one 4-site block
+    budget = model.n + len(block) * (model.n - 1)  # the base queries and |S| columns
     assert budget < model.n**2
     res = search_influence(model, tau, budget=budget, seed=0, target="rho")
     assert res.queries <= budget
@@ -360,12 +362,37 @@ def test_block_scan_below_one_context_equals_the_exact_principal_block():
     assert spectral_radius(sub) == pytest.approx(spectral_radius(exact), abs=1e-12)
     assert spectral_radius(sub) > 0.1
     np.testing.assert_allclose(res.C[np.ix_(block, block)], sub, atol=1e-12)
+    # one column short of |S|: the cycle is not closed, rho of the path found is 0
+    short = search_influence(model, tau, budget=budget - model.n + 1, seed=0, target="rho")
+    assert spectral_radius(short.C) == pytest.approx(0.0, abs=1e-12)
+
+
+def test_dense_block_scan_is_a_principal_block_of_largest_entropy():
+    # A random score table (every site reads every other): the probed column moves every
+    # site, so the block is the s sites of largest entropy at the start, every pair among
+    # them asked: the non-zero entries of C are exactly S x S (off the diagonal) plus the
+    # probed column, with s(s - 1) + (n - 1) - (s - 1) <= budget - n.
+    model = table_model(8, 3, seed=21)
+    start = np.random.default_rng(0).integers(3, size=(1, 8))
+    budget = 8 + 7 + 9  # base, the probed column, (s - 1)^2 = 9 more: s = 4
+    res = search_influence(model, 0.7, budget=budget, starts=start, seed=0, target="rho")
+    assert res.queries <= budget
+    logp = np.log(np.stack([conditional(model, start[0], i, 0.7) for i in range(8)]))
+    entropy = -(np.exp(logp) * logp).sum(axis=1)
+    top = np.sort(np.argsort(-entropy, kind="stable")[:4])
+    j0 = int(np.argmax(entropy))
+    want = np.zeros((8, 8), dtype=bool)
+    want[np.ix_(top, top)] = True
+    want[:, j0] = True
+    np.fill_diagonal(want, False)
+    np.testing.assert_array_equal(res.C > 0, want)
 
 
 def test_block_scan_on_a_large_chain_is_realised_and_rechecks():
     # n = 40 sites, 600 rows (below one context's n^2 = 1,600): the scan still yields a
-    # non-empty C (a 23-site principal block after the 40 base queries), every value realised
-    # by a witness that two fresh queries reproduce; same seed, same result.
+    # non-empty C (a block grown over 14 probed columns after the 40 base queries: the model
+    # is sparse), every value realised by a witness that two fresh queries reproduce; same
+    # seed, same result.
     n = 40
     rng = np.random.default_rng(5)
     graph = nx.random_regular_graph(4, n, seed=2)
