@@ -5,7 +5,7 @@
 #      exact C and alpha, every rectangle, traps;
 #   2. the full chain (120 residues) in its own context: rectangles on the full chain and the
 #      influence searched from it (every entry realised by a witness; `glauber recheck` rechecks):
-#      the default search budget, 2,000 rows, a principal block of 43 high-entropy residues
+#      the default search budget, 2,000 rows, a principal block of 42 high-entropy residues
 #      (107 s on 2 cores; the whole job 178 s, measured 2026-12-03).
 # Certificates go to results/main/ as JSON. Extra arguments are passed to both certify calls.
 set -euo pipefail

@@ -36,11 +36,12 @@ def test_local_reference_with_a_superset_of_the_dependence():
 def test_search_quality_at_large_n():
     # One model of each family at n = 40 (seeds 0..3). Thresholds from the measured mean rho
     # fractions (docs/results.md, tau_no_cert section, "Quality at large n against an exact
-    # C"): at 0.25 n^2 rows (a quarter of one context) the principal block of the scan reaches
-    # 0.54 on these four models, the search before it (whole contexts only, none affordable)
-    # 0.24; at n^2 rows (one whole context) 0.81 (before: 0.81). The test asks 0.45 and 0.7:
-    # it fails if the block scan is lost or the whole-context scan degrades, with room for
-    # the spread over seeds (0.42-0.63 per model at 0.25 n^2 on the non-homogeneous ones).
+    # C"): at 0.25 n^2 rows (a quarter of one context) the scan's block reaches 0.69 on these
+    # four models; a block of the sites of largest entropy alone (no probed column to detect
+    # sparsity) 0.54, the search before the block scan (whole contexts only, none affordable)
+    # 0.24. At n^2 rows (one whole context) 0.81 (before: 0.81). The test asks 0.6 and 0.7: it
+    # fails if the breadth-first block or the block scan is lost or the whole-context scan
+    # degrades, with room for the spread over seeds.
     res = bench.run(ns=(40,), seed=0, budgets=(0.25, 1.0))
     for m in res["per_model"]:
         for units, b in m["budgets"].items():
@@ -48,6 +49,6 @@ def test_search_quality_at_large_n():
             assert 0.0 <= b["search"]["rho_fraction"] <= 1.0 + 1e-9  # realised: a lower bound
     mean = {u: np.mean([m["budgets"][u]["search"]["rho_fraction"] for m in res["per_model"]])
             for u in (0.25, 1.0)}
-    assert mean[0.25] >= 0.45
+    assert mean[0.25] >= 0.6
     assert mean[1.0] >= 0.7
     assert len(res["rows"]) == 4

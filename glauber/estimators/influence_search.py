@@ -17,9 +17,11 @@ The search (docs/theory.md, Definition 2) runs in three phases over one query me
 1. *scan* (``scan`` of the budget, at least two whole contexts, all of it below that):
    :func:`influence`-style pairs at each context (``starts`` first, then uniform random
    contexts), the most likely other token at each site as its replacement, ``n^2`` queries a
-   whole context; a budget below one context buys a *principal block* of the first context
-   (the sites of largest conditional entropy, every pair among them), which bounds ``rho``
-   from below by Perron–Frobenius monotonicity (``_scan``);
+   whole context; a budget below one context buys a *principal block* of the first context,
+   which bounds ``rho`` from below by Perron–Frobenius monotonicity (``_scan_block``): the
+   sites of largest conditional entropy, every pair among them, where one probed column shows
+   influence spread out (masked LMs), else a block grown breadth-first over probed columns
+   (sparse, local models);
 2. *stars* (``stars`` of the budget): an elitist evolution of one context per site ``i``,
    scored on its whole row at once (the *star* ``x``, ``x^{j->b_j}`` for every ``j``: ``n``
    queries for ``n - 1`` entries), mutants changing one or a few sites and some replacements;
@@ -466,8 +468,8 @@ def search_influence(
         Fraction of the budget spent first on scanning contexts (``starts``, then uniform
         contexts; the most likely other token at each site as its replacement, ``n^2`` queries
         a context), at least two whole contexts; a budget below ``2 n^2`` goes to the scan
-        whole: one context, or, below ``n^2``, a principal block of the first context (the
-        sites of largest entropy, see the module docstring). The walkers then start from the
+        whole: one context, or, below ``n^2``, a principal block of the first context (see
+        the module docstring). The walkers then start from the
         best witness of their entry. Not used with ``warm`` or a ``cache`` that already holds
         queries.
     warm : InfluenceSearchResult, optional
@@ -616,12 +618,11 @@ def _scan(cache: ScoreCache, starts: np.ndarray, budget: int, batch_size: int, t
     than ``x_j`` under ``p_tau(. | x_{-j})`` (read off the base queries). A whole context
     (``S`` every site) costs ``n^2`` queries; :func:`influence` samples the same pairs with a
     random ``b_j``. When ``budget`` pays for whole contexts, they are scanned (``starts``
-    first); when it pays for less than one, the first context gets a principal block: the
-    ``s`` sites of largest conditional entropy at ``tau`` (ties in site order), ``s`` the
-    largest with ``n + s (s - 1) <= budget`` (:func:`_block_sites`). By Perron–Frobenius
-    monotonicity ``rho(C) >= rho(C_SS)``, so a dense block of realised values is what bounds
-    ``rho`` from below; a band or scattered entries of the same cost bound it far less when
-    the influence is spread out. Queries that do not fit in ``budget`` are dropped.
+    first); when it pays for less than one, the first context gets a principal block
+    (:func:`_scan_block`). By Perron–Frobenius monotonicity ``rho(C) >= rho(C_SS)``, so a
+    dense block of realised values is what bounds ``rho`` from below; a band or scattered
+    entries of the same cost bound it far less when the influence is spread out. Queries that
+    do not fit in ``budget`` are dropped.
     """
     n, q = cache.n, cache.q
     count = budget // (n * n)
@@ -685,6 +686,11 @@ def _scan_block(cache: ScoreCache, x: np.ndarray, reps: np.ndarray, logp: np.nda
     sites would hold few of its edges: the block is grown breadth-first instead, the column of
     each site of the block probed in turn (``n - 1`` rows each) and every site it moves added
     (strongest first), then the next site of largest entropy when the frontier is empty.
+
+    Measured (``benchmarks/influence_search_large.py``, 12 local models at ``n = 40..120``,
+    ``0.25 n^2`` rows): mean ``rho(C) / rho(c)`` 0.73, against 0.61 for the entropy block
+    alone; on AntiBERTy and Sapiens VH over the full trastuzumab VH chain the probed column
+    costs 2-3% of ``rho`` at 1,000 rows and nothing at 2,000 and 4,000.
     """
     n = cache.n
     used0 = cache.queries
