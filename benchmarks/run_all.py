@@ -22,6 +22,7 @@ from benchmarks import (
     exact_chain,
     exact_window,
     influence_search,
+    influence_search_large,
     memory,
     sampler,
 )
@@ -39,6 +40,8 @@ BENCHMARKS: dict[str, tuple[Callable[[], dict], str]] = {
     "estimators": (estimators.run, "python benchmarks/estimators.py"),
     "memory": (memory.run, "python benchmarks/memory.py"),
     "influence_search": (influence_search.run, "python benchmarks/influence_search.py"),
+    "influence_search_large": (influence_search_large.run,
+                               "python benchmarks/influence_search_large.py"),
     "exact_window": (exact_window.run, "python benchmarks/exact_window.py"),
 }
 

@@ -51,8 +51,10 @@ from glauber.toy_models.score_table import table_queries
 
 #: Random states drawn when a model has no ``default_states()`` and no states are given.
 DEFAULT_RANDOM_STATES = 4
-#: Model rows the influence search may spend when influences are not enumerated
-#: (about a minute for AntiBERTy on 20 sites on two CPU cores).
+#: Model rows the influence search may spend when influences are not enumerated: 82-89 s
+#: for AntiBERTy on the full 120-residue trastuzumab VH chain on two CPU cores, where the
+#: search's principal block of the chain realises rho(C) = 3.22 at tau = 1 (docs/results.md,
+#: tau_no_cert section); scripts/main.sh then takes 178 s of its 5 minutes.
 DEFAULT_SEARCH_BUDGET = 2000
 #: n x n float64 matrices the influence stage holds at once (for the memory check).
 INFLUENCE_MATRICES = 6
