@@ -128,12 +128,15 @@ def alpha_cell(cell: dict) -> dict:
     tau7 = float(np.max(delta.sum(axis=1))) / 4.0  # Corollary 7: max_i sum_j Delta_ij < 4 tau
     out = {"model": cell["model"], "n": int(base.n), "q": int(base.q), "rows": rows,
            "exhaustive": bool(exhaustive), "corollary7_tau": tau7,
-           "thresholds": certificate_thresholds(rows),
-           "model_rows": (table_queries(int(base.n), int(base.q)) if chain is not None
-                          else model.rows)}
+           "thresholds": certificate_thresholds(rows)}
     if cell.get("search_budget") or exhaustive:
         out["tau_no_cert"] = no_certificate_thresholds(
             model if exhaustive else base, cell, rows, exhaustive, contexts)
+    # rows the search asked of the model itself (on an enumerated or tabulated chain it reads
+    # the table: no model rows)
+    out["search_rows"] = 0 if exhaustive else sum(r.get("search_queries", 0) for r in rows)
+    out["model_rows"] = (table_queries(int(base.n), int(base.q)) if chain is not None
+                         else model.rows + out["search_rows"])
     return out
 
 
@@ -177,6 +180,7 @@ def no_certificate_thresholds(base: Any, cell: dict, rows: list[dict], exhaustiv
                                    starts=contexts, seed=cell["seed"])
     for r, res in zip(rows, sweep):
         r["search_spectral_radius"], r["search_rho_lower"] = res.spectral_radius, res.rho_lower
+        r["search_queries"] = int(res.queries)
     return {"exact": None, "sampled": found, "search": tau_no_cert(sweep)}
 
 

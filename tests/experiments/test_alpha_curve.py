@@ -56,3 +56,14 @@ def test_cached_scores_change_nothing(seed, taus):
         b = influence(model, tau, contexts=ctx, seed=seed)
         np.testing.assert_array_equal(a.C, b.C)
     assert cached.hits > 0
+
+
+def test_model_rows_count_the_search_as_well_as_the_sampling(tmp_path):
+    # A chain too large to enumerate here (max_states=16 < 2^6): C is sampled on 2 contexts and
+    # searched with 100 rows; the model rows reported are both, the search's counted apart.
+    res = alpha_curve("ising-cycle:n=6,J=0.5", "1,2", tmp_path, contexts=2, max_states=16,
+                      exact=False, progress=False, search_budget=100)
+    assert not res["exhaustive"]
+    searched = sum(r["search_queries"] for r in res["rows"])
+    assert 0 < searched <= 100 and res["search_rows"] == searched
+    assert res["model_rows"] > searched  # the sampled contexts' rows come on top
