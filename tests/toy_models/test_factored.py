@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings
 
-from glauber.errors import InvalidParameterError, StateSpaceTooLargeError
+from glauber.errors import ConvergenceError, InvalidParameterError, StateSpaceTooLargeError
 from glauber.testing import epsilons, models, temperatures
 from glauber.toy_models import ExactChain
 from glauber.toy_models.factored import FactoredGlauber, factorable
@@ -49,7 +49,10 @@ def test_factored_distances_equal_dense_powers(model, tau: float) -> None:
 @settings(max_examples=40, deadline=None)
 def test_factored_mixing_time_equals_squaring_and_stepping(model, tau: float, eps: float) -> None:
     chain = ExactChain(model, tau)
-    squaring = chain.mixing_time(eps, method="squaring")
+    try:
+        squaring = chain.mixing_time(eps, method="squaring")
+    except ConvergenceError:  # numerically reducible (d(2^62) > eps): the oracle has no answer
+        assume(False)
     ts = sorted({max(squaring - 1, 0), squaring})
     # no float ties at the crossing: the two algorithms may round d(t) = eps differently there
     assume(all(abs(d - eps) > 1e-9 for d in chain.distance_curve(ts, method="squaring")))
