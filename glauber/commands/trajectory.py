@@ -45,9 +45,10 @@ def run(args: argparse.Namespace) -> int:
 
     if args.ray is not None:
         print("trajectory: --ray ignored (one sequential run per command)")
-    s = trajectory(window_spec(args.model, args.context, args.sites), args.tau, args.steps, args.chains, args.checkpoint_every, args.out,
-                   args.seed, args.record_every, args.length, args.window, args.threshold,
-                   args.levels, args.device, not args.no_progress, command_line())
+    s = trajectory(window_spec(args.model, args.context, args.sites), args.tau, args.steps,
+                   args.chains, args.checkpoint_every, args.out, args.seed, args.record_every,
+                   args.length, args.window, args.threshold, args.levels, args.device,
+                   not args.no_progress, command_line())
     print(f"{s['n_traps']} traps ({s['n_perfect']} perfect) -> {args.out}/trajectory_summary.json")
     return 0
 

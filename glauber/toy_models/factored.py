@@ -51,7 +51,8 @@ def factorable(n: int, q: int, max_elements: int = FACTORED_MAX_ELEMENTS) -> boo
     """Whether the factorisation of a chain of ``n`` sites over ``q`` tokens pays and fits:
     ``2 R <= S`` and ``R max(R, S) <= max_elements`` (``R = n q^(n-1)``, ``S = q^n``).
 
-    ``2 R <= S`` exactly when ``2 n <= q``: binary spins never factor usefully.
+    ``2 R <= S`` exactly when ``2 n <= q`` (so that is what is tested): binary spins never
+    factor usefully.
 
     Examples
     --------
@@ -60,13 +61,19 @@ def factorable(n: int, q: int, max_elements: int = FACTORED_MAX_ELEMENTS) -> boo
     >>> factorable(3, 2)  # three spins: 12 classes for 8 states
     False
     """
-    S = q**n
+    return 2 * n <= q and _fits(n, q, max_elements)
+
+
+def _fits(n: int, q: int, max_elements: int) -> bool:
+    """Whether the ``R x S`` and ``R x R`` arrays of the factor have at most ``max_elements``
+    entries each (``R = n q^(n-1)`` classes, ``S = q^n`` states)."""
     R = n * q ** (n - 1)
-    return 2 * R <= S and R * max(R, S) <= max_elements
+    return R * max(R, q**n) <= max_elements
 
 
 class FactoredGlauber:
-    """The algebra of ``M = B A`` for the squaring of :func:`glauber.toy_models.mixing.mixing_time`.
+    """The algebra of ``M = B A`` for the squaring of
+    :func:`glauber.toy_models.mixing.mixing_time`.
 
     It offers what that algebra needs (``P``, :meth:`empty`, :meth:`matmul`, :meth:`distance`),
     with the time shifted by one: the matrix ``Q = M^m`` stands for ``t = m + 1`` steps, and
@@ -107,7 +114,7 @@ class FactoredGlauber:
         if pi.shape != (S,):
             raise InvalidParameterError(f"pi must have {S} entries, got shape {pi.shape}")
         R = n * S // q
-        if R * max(R, S) > FACTORED_MAX_ELEMENTS:
+        if not _fits(n, q, FACTORED_MAX_ELEMENTS):
             raise StateSpaceTooLargeError(
                 f"the factor of this chain ({R} classes x {S} states) is over "
                 f"FACTORED_MAX_ELEMENTS = {FACTORED_MAX_ELEMENTS} entries; use "
@@ -118,7 +125,7 @@ class FactoredGlauber:
         self.threshold = threshold
         self.width = q ** (n - 1)
         #: ``R`` classes ``(s, x_{-s})``, site-major.
-        self.R = n * self.width
+        self.R = R
         x = np.arange(S)
         #: ``classes[s, x] = c_s(x)``: the class of ``x`` at site ``s``.
         self.classes = np.stack([
@@ -174,7 +181,8 @@ class FactoredGlauber:
         return float(1.0 - self.pi.min())
 
     def start_distances(self, Q: np.ndarray | None, starts: np.ndarray) -> np.ndarray:
-        """``d_x(m + 1)`` of each start ``x`` in ``starts``, for ``Q = M^m`` (``None``: ``m = 0``)."""
+        """``d_x(m + 1)`` of each start ``x`` in ``starts``, for ``Q = M^m`` (``None``:
+        ``m = 0``), from its ``n`` class rows only."""
         classes = self.classes[:, starts].ravel()
         rows = self.B(np.eye(self.R)[classes] if Q is None else Q[classes])
         law = rows.reshape(self.n, len(starts), self.S).mean(axis=0)

@@ -128,8 +128,9 @@ class _Dense:
 
 
 def _power(algebra: Any, t: int, cache: list[Any], work: list[Any]) -> Any | None:
-    """``P^t`` of ``algebra`` (:class:`_Dense` or :class:`~glauber.toy_models.factored.FactoredGlauber`)
-    from the binary expansion of ``t`` (``None`` for ``t = 0``, the identity).
+    """``P^t`` of ``algebra`` (:class:`_Dense`, or
+    :class:`~glauber.toy_models.factored.FactoredGlauber` and its ``M``) from the binary
+    expansion of ``t`` (``None`` for ``t = 0``, the identity).
 
     ``cache[k]`` holds ``P^(2^k)`` and is extended as needed; partial products go into the
     (at most two) reusable buffers of ``work``, so the result is valid until the next call.
@@ -412,9 +413,8 @@ def stepping_budget(num_states: int, nnz: int) -> int:
 
 
 def _use_stepping(method: str, num_states: int, max_dense_states: int) -> bool:
-    """Whether ``method`` means stepping outright (``"auto"`` above ``max_dense_states``)."""
-    if method not in _METHODS:
-        raise InvalidParameterError(f"unknown method {method!r}; use one of {_METHODS}")
+    """Whether ``method`` (checked by :func:`_factored`, which runs first) means stepping
+    outright (``"auto"`` above ``max_dense_states``)."""
     return method == "stepping" or (method == "auto" and num_states > max_dense_states)
 
 
