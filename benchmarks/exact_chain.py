@@ -3,7 +3,7 @@
 Three measurements, each against a baseline timed in the same run:
 
 (a) worst-start ``t_mix(eps)`` by repeated squaring and bisection
-    (:func:`glauber.toy_models.mixing.mixing_time`, about ``2 log2 t_mix`` dense products)
+    (:func:`glauber.exact.mixing.mixing_time`, about ``2 log2 t_mix`` dense products)
     against step iteration (``D <- D P`` from ``D = I`` until ``max_x ||D(x, .) - pi||_TV <= eps``,
     ``t_mix`` products), on slow chains with ``t_mix`` in ``1e5..1e6`` and on a fast chain;
 (b) the stationary distribution of an Ising model on a 3 x 4 grid (``2^12`` states) by GTH and by
@@ -11,7 +11,7 @@ Three measurements, each against a baseline timed in the same run:
     against the exact Gibbs law computed in log space;
 (c) the largest chain ``ExactChain`` takes through transition matrix, stationary law and
     ``t_mix`` in a time budget;
-(d) sparse point-mass stepping (:mod:`glauber.toy_models.stepping`) against repeated squaring on
+(d) sparse point-mass stepping (:mod:`glauber.exact.stepping`) against repeated squaring on
     fast chains, where stepping should win, and the ``"auto"`` choice between them;
 (e) the torch float64 backends (dense squaring and sparse stepping) on a device, against the
     numpy backend (``--parts torch_mixing``; the GPU script runs it on CUDA).
@@ -37,8 +37,9 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
 from benchmarks.measure import clock, machine_info
 from benchmarks.report import publish, row
 from glauber.errors import GlauberError
-from glauber.toy_models import CurieWeissLumpedChain, ExactChain, IsingModel
-from glauber.toy_models.stationary import stationary_distribution
+from glauber.exact import ExactChain
+from glauber.exact.stationary import stationary_distribution
+from glauber.toy_models import CurieWeissLumpedChain, IsingModel
 
 #: Target of (a): repeated squaring at least this many times faster on the slow chains.
 SLOW_SPEEDUP_TARGET = 100.0
@@ -317,7 +318,7 @@ def torch_mixing_benchmark(
     """
     import torch
 
-    from glauber.toy_models import mixing
+    from glauber.exact import mixing
 
     out = []
     for n_sites in sizes:

@@ -16,7 +16,7 @@ at 96) by default:
   with its exact worst-start ``t_mix(1/4)`` and absolute spectral gap), and the second build,
   read back from the disk cache. ``t_mix`` is exact at every temperature, the metastable ones
   included (tens of thousands of steps at ``tau = 0.25``): a window of 3 sites over 20 tokens
-  squares its 1,200-class factor (:mod:`glauber.toy_models.factored`), so ``--max-steps``
+  squares its 1,200-class factor (:mod:`glauber.exact.factored`), so ``--max-steps``
   only limits chains that have to be stepped.
 
 Targets (issue 9): the build runs at >= 80% of the sampler's forward rate, and the sweep costs
@@ -46,10 +46,10 @@ from glauber.core import restrict
 from glauber.core.enumeration import all_states
 from glauber.errors import ConvergenceError
 from glauber.estimators import glauber_chains
+from glauber.exact import ExactChain
+from glauber.exact.score_table import DEFAULT_BATCH_SIZE, table_queries
 from glauber.mlm_backend import HFMaskedLM
 from glauber.mlm_backend.sequences import ANTIBODY_SEQUENCES
-from glauber.toy_models import ExactChain
-from glauber.toy_models.score_table import DEFAULT_BATCH_SIZE, table_queries
 
 #: Targets: build forward rate / sampler forward rate, and sweep time / build time.
 RATE_TARGET = 0.8

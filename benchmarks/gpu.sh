@@ -20,7 +20,7 @@
 #   2. the same on AntiBERTy (bf16);
 #   2b. the CUDA-only tests (graph capture vs eager scores), if pytest is installed there;
 #   3. exact worst-start t_mix of Ising on the n-cycle (2^12, 2^14, 2^15, 2^16 states) with
-#      glauber.toy_models.mixing's torch float64 backends on CUDA: dense squaring up to 2^15
+#      glauber.exact.mixing's torch float64 backends on CUDA: dense squaring up to 2^15
 #      states (each stored power is 8 S^2 bytes: 8 GiB at 2^15, 32 GiB at 2^16, too many for one
 #      H200) and sparse point-mass stepping at every size (two S x b blocks), vs the numpy
 #      backends at 2^12. An out-of-memory error is printed and recorded rather than hidden.

@@ -42,14 +42,9 @@ from benchmarks.report import publish, row
 from glauber.core.enumeration import state_index
 from glauber.estimators.influence import influence
 from glauber.estimators.influence_search import search_influence
+from glauber.exact import ExactChain
 from glauber.theory.contraction import spectral_radius
-from glauber.toy_models import (
-    AsymmetricIsingModel,
-    ExactChain,
-    FunctionModel,
-    PlantedBasinModel,
-    PottsModel,
-)
+from glauber.toy_models import AsymmetricIsingModel, FunctionModel, PlantedBasinModel, PottsModel
 
 #: Reached-to fraction of an entry / of the spectral radius, and the targets of the issue.
 REACH, TARGET = 0.95, 0.90

@@ -44,13 +44,14 @@ from glauber.estimators import (
     rectangle_test,
 )
 from glauber.estimators.escape import escape_probability
+from glauber.exact import ExactChain
 from glauber.theory.escape import (
     log_bottleneck_tmix_lower_bound,
     log_theorem8_escape_bound,
     log_theorem8_tmix_lower_bound,
 )
 from glauber.theory.verified_power import columns_at_most_one
-from glauber.toy_models import ExactChain, FunctionModel, IsingModel
+from glauber.toy_models import FunctionModel, IsingModel
 from glauber.toy_models.ising import AsymmetricIsingModel
 
 LARGE = "GLAUBER_ADVERSARIAL_EXAMPLES" in os.environ

@@ -21,21 +21,20 @@ ALLOWED: dict[str, set[str]] = {
     "errors": set(),
     "core": {"errors"},
     "theory": {"core", "errors"},
-    "toy_models": {"theory", "core", "errors"},
+    "exact": {"theory", "core", "errors"},
+    "toy_models": {"exact", "theory", "core", "errors"},
     "estimators": {"theory", "core", "errors"},
     "mlm_backend": {"estimators", "theory", "core", "errors"},
     "models": {"toy_models", "mlm_backend", "core", "errors"},
-    "certify": {"toy_models", "estimators", "theory", "core", "errors"},
-    "testing": {"certify", "toy_models", "estimators", "theory", "core", "errors"},
-    "verification": {"testing", "toy_models", "theory", "core", "errors"},
-    "experiments": {"certify", "models", "toy_models", "estimators", "mlm_backend", "theory",
-                    "core", "errors"},
+    "certify": {"exact", "estimators", "theory", "core", "errors"},
+    "testing": {"certify", "toy_models", "exact", "estimators", "theory", "core", "errors"},
+    "verification": {"testing", "toy_models", "exact", "theory", "core", "errors"},
+    "experiments": {"certify", "models", "toy_models", "exact", "estimators", "mlm_backend",
+                    "theory", "core", "errors"},
     "commands": {"verification", "experiments", "testing", "certify", "models", "toy_models",
-                 "estimators", "mlm_backend", "theory", "core", "errors"},
+                 "exact", "estimators", "mlm_backend", "theory", "core", "errors"},
     "cli": {"commands", "errors"},
 }
-#: The one lazy alias kept for the design's public API (resolved by a module ``__getattr__``).
-ALIASES = {("glauber/estimators/__init__.py", "certify")}
 
 
 def _unit(module: str) -> str:
@@ -74,7 +73,7 @@ def test_every_unit_is_known():
 
 def test_no_upward_arrow():
     bad = [(f, s, t) for f, s, t in _arrows()
-           if t not in ALLOWED[s] and (f, t) not in ALIASES]
+           if t not in ALLOWED[s]]
     assert not bad, "imports against docs/architecture.md: " + "; ".join(
         f"{f}: {s} -> {t}" for f, s, t in bad)
 
@@ -92,11 +91,21 @@ def test_the_allowed_arrows_have_no_cycle():
         visit(unit, ())
 
 
-def test_alias_resolves_without_an_import_time_arrow():
-    code = ("import sys, glauber.estimators as e\n"
-            "assert 'glauber.certify' not in sys.modules\n"
-            "from glauber.certify import certify\n"
-            "assert e.certify is certify\n")
+def test_the_facade_is_light_and_its_names_resolve():
+    code = ("import sys, glauber\n"
+            "heavy = {'torch', 'scipy', 'numpy', 'glauber.certify'} & set(sys.modules)\n"
+            "assert not heavy, heavy\n"
+            "from glauber.exact import ExactChain\n"
+            "import networkx as nx\n"
+            "from glauber.toy_models import IsingModel\n"
+            "assert glauber.ExactChain is ExactChain\n"
+            "cert = glauber.certify(IsingModel(nx.path_graph(3)), 2.0, n_pairs=0)\n"
+            "assert type(cert).__name__ == 'Certificate' and cert.tau == 2.0\n"
+            "assert sorted(glauber.__all__) == ['ExactChain', 'certify', 'load_antiberty',\n"
+            "                                   'resolve_model', 'restrict']\n"
+            "assert all(callable(getattr(glauber, name)) for name in glauber.__all__)\n"
+            "import glauber.estimators as e\n"
+            "assert not hasattr(e, 'certify'), 'no upward alias in estimators'\n")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 

@@ -11,7 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import influence_search_large as bench  # noqa: E402
-from glauber.toy_models import ExactChain  # noqa: E402
+from glauber.exact import ExactChain  # noqa: E402
 
 
 @pytest.mark.parametrize("family", sorted(bench.FAMILIES))

@@ -219,7 +219,7 @@ def test_exact_window_benchmark_smoke():
     from benchmarks import exact_window
     from benchmarks.random_models import random_bert
     from glauber.core import restrict
-    from glauber.toy_models import ExactChain
+    from glauber.exact import ExactChain
 
     mlm = random_bert()
     res = exact_window.run(mlm=mlm, sites=(99, 100), taus=(0.5, 2.0), batch_size=8,

@@ -8,8 +8,13 @@
 - :mod:`~glauber.certify.exact`: the exact values of a small chain beside the estimates;
 - :func:`format_certificate` (:mod:`~glauber.certify.render`): the human-readable table.
 
-This package sits above the estimators and toy models; the command line sits above it.
+This package sits above the estimators and exact chains; the command line sits above it.
+The package is also callable, ``glauber.certify(model, tau)`` being :func:`certify`: the
+top-level facade exports ``certify`` under the package's own name.
 """
+
+import sys
+import types
 
 from glauber.certify.certificate import (
     STAGES,
@@ -25,6 +30,16 @@ from glauber.certify.exact import EXACT_MAX_STATES, exact_values
 from glauber.certify.pipeline import certify, drift_band
 from glauber.certify.render import format_certificate
 from glauber.core.claims import Claim
+
+
+class _CallablePackage(types.ModuleType):
+    """``glauber.certify`` names both this package and its main function; calling it runs it."""
+
+    def __call__(self, *args, **kwargs) -> Certificate:
+        return certify(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallablePackage
 
 __all__ = [
     "EXACT_MAX_STATES",

@@ -37,8 +37,8 @@ from glauber.estimators.drift import DriftResult
 from glauber.estimators.influence import InfluenceResult
 from glauber.estimators.margins import MarginsResult
 from glauber.estimators.rectangle import RectangleTestResult
+from glauber.exact.rectangles import RectangleSummary
 from glauber.theory.contraction import ContractionCertificate
-from glauber.toy_models.exact_rectangles import RectangleSummary
 
 #: Stages of :func:`~glauber.certify.certify`, in order (the names given to ``progress``).
 STAGES = ("table", "rectangles", "influence", "margins", "drift", "coupling", "exact")

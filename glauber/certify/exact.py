@@ -24,9 +24,9 @@ from glauber.errors import (
     StepLimitError,
     UnderflowError,
 )
+from glauber.exact.chain import ExactChain
 from glauber.theory.contraction import certify_contraction
 from glauber.theory.escape import theorem8_escape_bound
-from glauber.toy_models.exact_chain import ExactChain
 
 #: Largest state space for which :func:`certify` computes exact values by default (20^3 windows).
 EXACT_MAX_STATES = 8192

@@ -46,8 +46,8 @@ from glauber.estimators.escape import Basin, evaluate_basin
 from glauber.estimators.influence import InfluenceResult, influence
 from glauber.estimators.margins import MarginsResult, margins
 from glauber.estimators.rectangle import RectangleTestResult, rectangle_test
-from glauber.toy_models.exact_chain import ExactChain
-from glauber.toy_models.score_table import table_queries
+from glauber.exact.chain import ExactChain
+from glauber.exact.score_table import table_queries
 
 #: Random states drawn when a model has no ``default_states()`` and no states are given.
 DEFAULT_RANDOM_STATES = 4

@@ -139,7 +139,7 @@ def _entries_without_witness(result) -> int:
 def _recheck_exact(model, cert, batch: int, tolerance: float | None) -> int:
     from glauber.estimators import influence
     from glauber.estimators.witnesses import reduced_precision, witness_tolerance
-    from glauber.toy_models.exact_chain import ExactChain
+    from glauber.exact.chain import ExactChain
 
     chain = ExactChain(model, cert.tau, max_states=cert.q**cert.n, batch_size=batch,
                        cache=False)

@@ -53,6 +53,29 @@ def log_softmax(x: Any) -> Any:
     return z - np.log(np.sum(np.exp(z), axis=-1, keepdims=True))
 
 
+def logsumexp(v: Any, axis: int | None = None) -> Any:
+    """``log sum exp(v)`` along ``axis`` (all of ``v`` when None) without overflow or underflow.
+
+    An empty or all ``-inf`` reduction gives ``-inf`` (no warning); ``axis=None`` returns a
+    Python float.
+
+    Examples
+    --------
+    >>> logsumexp(np.log([1.0, 2.0, 3.0])) == float(np.log(6.0))
+    True
+    >>> logsumexp(np.array([-np.inf, -np.inf]))
+    -inf
+    """
+    v = np.asarray(v, dtype=np.float64)
+    if axis is None and v.size == 0:
+        return -np.inf
+    m = np.max(v, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        out = np.log(np.sum(np.exp(v - m), axis=axis, keepdims=True)) + m
+    return float(out.item()) if axis is None else np.squeeze(out, axis=axis)
+
+
 def all_finite(x: Any) -> bool:
     """Return True if every entry of ``x`` is finite."""
     if is_torch(x):
@@ -122,6 +145,7 @@ def _torch() -> Any:
 
 
 __all__ = [
+    "logsumexp",
     "all_finite",
     "is_torch",
     "jsonable",

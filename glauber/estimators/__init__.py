@@ -17,12 +17,9 @@ enters); every estimator batches its (state, site) queries into as few :meth:`sc
 - :func:`restrict` (from :mod:`glauber.core.restrict`): the chain on chosen sites of a
   full-length state, a model every estimator runs on.
 
-``certify`` (the main job, built on all of these) lives in :mod:`glauber.certify`; the names
-``glauber.estimators.certify`` and ``glauber.estimators.Certificate`` are kept as aliases of it,
-resolved on first use (no module of this package imports :mod:`glauber.certify`).
+``certify`` (the main job, built on all of these) lives one layer up, in :mod:`glauber.certify`
+(also exported as ``glauber.certify``'s function from the top-level package).
 """
-
-from typing import Any
 
 from glauber.core.restrict import RestrictedModel, restrict
 from glauber.estimators.coupling import (
@@ -81,14 +78,3 @@ __all__ = [
     "Witness",
     "RestrictedModel",
 ]
-
-_ALIASES = {"certify": "certify", "Certificate": "Certificate"}
-
-
-def __getattr__(name: str) -> Any:
-    """``certify`` and ``Certificate``: aliases of :mod:`glauber.certify`'s, resolved lazily."""
-    if name in _ALIASES:
-        import glauber.certify
-
-        return getattr(glauber.certify, _ALIASES[name])
-    raise AttributeError(f"module 'glauber.estimators' has no attribute {name!r}")

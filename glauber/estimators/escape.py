@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from glauber.core.arrays import JsonResult, is_torch, like, namespace, to_numpy
+from glauber.core.arrays import JsonResult, is_torch, like, logsumexp, namespace, to_numpy
 from glauber.core.conditionals import host_states, iter_log_conditionals
 from glauber.core.protocol import ConditionalModel
 from glauber.core.validation import check_positive_int, check_tau
@@ -172,7 +172,7 @@ def escape_probability(
     mask = exit_mask(model, xs, basin)
     per_site, log_per_site = _exit_mass(model, xs, mask, tau, batch_size)
     per_state = per_site.mean(axis=1)
-    log_per_state = _logsumexp(log_per_site, axis=1) - np.log(xs.shape[1])
+    log_per_state = logsumexp(log_per_site, axis=1) - np.log(xs.shape[1])
     return EscapeResult(
         per_state=per_state,
         per_site=per_site,
@@ -215,17 +215,9 @@ def _exit_mass(
         out[lo:hi] = to_numpy(xp.sum(xp.where(m, xp.exp(lp), 0.0), axis=-1))
         masked = xp.where(m, lp, -float("inf"))
         log_out[lo:hi] = (
-            to_numpy(xp.logsumexp(masked, dim=-1)) if is_torch(lp) else _logsumexp(masked, -1)
+            to_numpy(xp.logsumexp(masked, dim=-1)) if is_torch(lp) else logsumexp(masked, -1)
         )
     return out.reshape(s_count, n), log_out.reshape(s_count, n)
-
-
-def _logsumexp(v: np.ndarray, axis: int) -> np.ndarray:
-    """``log sum exp`` along ``axis``; ``-inf`` for all ``-inf`` (no warning)."""
-    m = np.max(v, axis=axis, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)
-    with np.errstate(divide="ignore"):
-        return np.squeeze(np.log(np.sum(np.exp(v - m), axis=axis, keepdims=True)) + m, axis=axis)
 
 
 def _weights(weights: Any, s_count: int) -> np.ndarray | None:

@@ -93,9 +93,9 @@ def alpha_cell(cell: dict) -> dict:
     disk for models with a ``cache_key``): every temperature then reads exact ``C``, ``Delta``
     and the exact worst-start ``t_mix`` from that one table.
     """
+    from glauber.exact.chain import ExactChain
+    from glauber.exact.score_table import table_queries
     from glauber.models import EXACT_WINDOW_MAX_STATES
-    from glauber.toy_models.exact_chain import ExactChain
-    from glauber.toy_models.score_table import table_queries
 
     base = get_model(cell["model"], cell["n"], cell["device"])
     num_states = int(base.q) ** int(base.n)

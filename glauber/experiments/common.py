@@ -204,7 +204,7 @@ def exact_tmix(model: Any, tau: float, eps: float = 0.25, max_states: int = 1024
     ``None`` for MLMs, for larger models, and when the chain is numerically reducible.
     """
     from glauber.errors import ConvergenceError, NonPositiveConditionalError
-    from glauber.toy_models.exact_chain import ExactChain
+    from glauber.exact.chain import ExactChain
 
     if not enumerable(model, max_states):
         return None

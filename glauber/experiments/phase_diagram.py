@@ -6,7 +6,7 @@ different pairs choosing independent sites (:func:`glauber.estimators.coupling_t
 reports the median steps to agreement within ``budget`` (censored when more than half the pairs
 had not met). A coupling time from sampled starts is a diagnostic, not a bound on ``t_mix``
 (Levin–Peres–Wilmer 2nd ed., Corollary 5.5 needs the worst start); for toy models the exact
-worst-start ``t_mix(1/4)`` of :class:`~glauber.toy_models.exact_chain.ExactChain` stands beside
+worst-start ``t_mix(1/4)`` of :class:`~glauber.exact.chain.ExactChain` stands beside
 it.
 """
 

@@ -40,9 +40,9 @@ import numpy as np
 from glauber.core.io import atomic_write_text, write_json_atomic
 from glauber.core.restrict import restrict
 from glauber.errors import ConvergenceError, GlauberError, InvalidParameterError, PrecisionError
+from glauber.exact.chain import ExactChain
+from glauber.exact.spectral import SPARSE_GAP_FLOOR
 from glauber.theory.contraction import certify_contraction
-from glauber.toy_models.exact_chain import ExactChain
-from glauber.toy_models.exact_spectral import SPARSE_GAP_FLOOR
 
 #: Window lengths of the rectangle sweep (``"full"``: every residue of each shipped chain).
 LENGTHS: tuple[int | str, ...] = (12, 20, 40, 80, "full")
@@ -479,7 +479,7 @@ def windows_markdown(folder: Path, command: str) -> str:
             "site frozen, each model on its own chain type; toys with 8000 states (the Ising "
             f"cycle 8192). All values exact for the window chain: t_mix(1/4) worst start, "
             "computed by repeated squaring of the window's factor M = BA (1,200 classes (site, "
-            "other two tokens) for 8,000 states, P^t = A M^(t−1) B; glauber.toy_models.factored) "
+            "other two tokens) for 8,000 states, P^t = A M^(t−1) B; glauber.exact.factored) "
             "at any t, and for chains without a useful factor (the Ising cycle) by stepping "
             f"every start while it takes at most {exact['cap']} steps; beyond, "
             "`≥ L` is a lower bound: the spectral one, t_mix(1/4) ≥ log 2 / log(1/(1 − γ*)) "

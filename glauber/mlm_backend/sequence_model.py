@@ -60,7 +60,7 @@ class TokenSequenceModel:
         compute precision and a SHA-256 of the weights (computed once per model object).
 
         Score tables of exact window chains are kept on disk under it
-        (:func:`glauber.toy_models.score_table.score_table`).
+        (:func:`glauber.exact.score_table.score_table`).
         """
         key = getattr(self, "_cache_key", None)
         if key is None:

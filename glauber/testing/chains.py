@@ -2,7 +2,7 @@
 
 A property usually asks several exact quantities of one chain (``t_mix``, ``C``, ``Delta``,
 the stationary law, margins); :class:`CachedChain` is an
-:class:`~glauber.toy_models.exact_chain.ExactChain` that also remembers its mixing times and the
+:class:`~glauber.exact.chain.ExactChain` that also remembers its mixing times and the
 worst pair of Theorem 5's one-step contraction, and :func:`exact` keeps the most recent chains.
 """
 
@@ -12,8 +12,8 @@ from collections import OrderedDict
 from typing import Any
 
 from glauber.core.validation import check_tau
-from glauber.toy_models.exact_chain import ExactChain
-from glauber.toy_models.exact_coupling import WorstPair, worst_pair
+from glauber.exact.chain import ExactChain
+from glauber.exact.coupling import WorstPair, worst_pair
 
 #: How many chains :func:`exact` keeps (least recently used ones are dropped).
 CACHE_SIZE = 64
@@ -22,7 +22,7 @@ _CACHE: OrderedDict[tuple[Any, float], tuple[Any, "CachedChain"]] = OrderedDict(
 
 
 class CachedChain(ExactChain):
-    """An :class:`~glauber.toy_models.exact_chain.ExactChain` that caches mixing times too.
+    """An :class:`~glauber.exact.chain.ExactChain` that caches mixing times too.
 
     Everything of ``ExactChain`` is available (``stationary()``, ``influence_matrix()``,
     ``oscillation_matrix()``, ``margins(mask)``, ``distance(t)``, ...).

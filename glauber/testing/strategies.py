@@ -23,6 +23,7 @@ from glauber.errors import (
     InvalidProbabilityError,
     InvalidTemperatureError,
 )
+from glauber.exact.basins import CountBasin, NamedMask
 from glauber.testing.arguments import check_choice, check_range, check_sizes
 from glauber.testing.families import (
     FAMILIES,
@@ -35,7 +36,6 @@ from glauber.testing.families import (
 from glauber.testing.runs import isolated_run, run_settings
 from glauber.testing.spec import ModelSpec
 from glauber.toy_models.base import ToyModel
-from glauber.toy_models.exact_basins import CountBasin, NamedMask
 
 #: Basin kinds drawn by :func:`basins`.
 BASIN_KINDS = ("count", "state", "random")
@@ -311,7 +311,7 @@ def basins(model: Any, kinds: Iterable[str] = BASIN_KINDS, *, token: int | None 
     Returns
     -------
     hypothesis.strategies.SearchStrategy
-        Of :class:`glauber.toy_models.exact_basins.NamedMask` (``name``, boolean ``mask`` over the
+        Of :class:`glauber.exact.basins.NamedMask` (``name``, boolean ``mask`` over the
         states in mixed-radix order, ``count``).
 
     Raises

@@ -1,16 +1,24 @@
-"""Exact small-vocabulary models and their exact Glauber chains.
+"""Small-vocabulary toy models, each a ConditionalModel with exact answers.
 
-Models (each a ConditionalModel): :class:`IsingModel`, :class:`AsymmetricIsingModel`,
-:class:`PottsModel`, :class:`CurieWeissModel`, :class:`PlantedBasinModel`, :class:`FunctionModel`
-(any score function), by name with :func:`parse_toy_spec`. Chains: :class:`ExactChain` (the exact
-transition matrix over ``V^n`` and everything computable from it) and :class:`CountChain` (the
-exact lumped chain of a token count; :class:`CurieWeissLumpedChain`). The Markov-chain algorithms
-work on any transition matrix too: :func:`gth_stationary`, :func:`stationary_distribution`,
-:func:`mixing_time`, :func:`distance_curve`.
+Models: :class:`IsingModel`, :class:`AsymmetricIsingModel`, :class:`PottsModel`,
+:class:`CurieWeissModel` (with its exact lumped chain :class:`CurieWeissLumpedChain`),
+:class:`PlantedBasinModel`, :class:`FunctionModel` (any score function), by name with
+:func:`parse_toy_spec`, and the exact counterexamples of the statements that are false as
+printed. The exact chains and their algorithms live in :mod:`glauber.exact`;
+:class:`ExactChain`, :class:`CountChain`, :func:`gth_stationary`,
+:func:`stationary_distribution`, :func:`mixing_time` and :func:`distance_curve` are re-exported
+here because the design's public API names them under ``glauber.toy_models``.
 """
 
+from glauber.exact import (
+    CountChain,
+    ExactChain,
+    distance_curve,
+    gth_stationary,
+    mixing_time,
+    stationary_distribution,
+)
 from glauber.toy_models.base import FunctionModel, ToyModel
-from glauber.toy_models.count_chain import CountChain
 from glauber.toy_models.counterexamples import (
     Counterexample,
     boundary_drift_counterexample,
@@ -18,13 +26,10 @@ from glauber.toy_models.counterexamples import (
     theorem5_gibbs_star_counterexample,
 )
 from glauber.toy_models.curie_weiss import CurieWeissLumpedChain, CurieWeissModel
-from glauber.toy_models.exact_chain import ExactChain
 from glauber.toy_models.ising import AsymmetricIsingModel, IsingModel
-from glauber.toy_models.mixing import distance_curve, mixing_time
 from glauber.toy_models.planted import PlantedBasinModel
 from glauber.toy_models.potts import PottsModel
 from glauber.toy_models.specs import TOY_FAMILIES, parse_toy_spec
-from glauber.toy_models.stationary import gth_stationary, stationary_distribution
 
 __all__ = [
     "AsymmetricIsingModel",

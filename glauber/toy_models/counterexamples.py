@@ -20,7 +20,7 @@ and `drift-printed`).
   :func:`glauber.theory.drift.band_drift_escape_bound`.
 
 Every number is exact up to float64 rounding: it comes from the chain's exact transition matrix
-(:class:`~glauber.toy_models.exact_chain.ExactChain`), not from sampling.
+(:class:`~glauber.exact.chain.ExactChain`), not from sampling.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ from glauber.core.validation import (
     check_vocab_size,
 )
 from glauber.errors import InvalidParameterError
+from glauber.exact.chain import ExactChain
 from glauber.theory.contraction import (
     adjacent_pair_hamming_bound,
     alpha_col,
@@ -53,7 +54,6 @@ from glauber.theory.contraction import (
     theorem5_tmix_bound,
 )
 from glauber.toy_models.base import FunctionModel, ToyModel
-from glauber.toy_models.exact_chain import ExactChain
 from glauber.toy_models.ising import IsingModel
 
 #: Section 5.4's printed conclusion read quantitatively: from the boundary, the chain should stay

@@ -13,8 +13,8 @@ import numpy as np
 from scipy.special import gammaln, logsumexp
 
 from glauber.core.validation import check_finite_float, check_positive_int
+from glauber.exact.count_chain import CountChain, curie_weiss_gap
 from glauber.toy_models.base import ToyModel
-from glauber.toy_models.count_chain import CountChain, curie_weiss_gap
 from glauber.toy_models.ising import spins
 
 
@@ -76,10 +76,10 @@ class CurieWeissLumpedChain(CountChain):
     A ``-`` site (probability ``(n-k)/n``) becomes ``+`` with probability
     ``sigmoid(2 f_-(k) / tau)``, ``f_-(k) = h + (alpha/n)(2k-n+1)``. These rates depend on the
     configuration only through ``k``, so ``k`` is itself a Markov chain (lumpability): the
-    :class:`~glauber.toy_models.count_chain.CountChain` of spin ``+`` with the score gap
-    :func:`~glauber.toy_models.count_chain.curie_weiss_gap`. Its distances and ``t_mix`` are
+    :class:`~glauber.exact.count_chain.CountChain` of spin ``+`` with the score gap
+    :func:`~glauber.exact.count_chain.curie_weiss_gap`. Its distances and ``t_mix`` are
     lower bounds on the full chain's (exact from the all-minus and all-plus starts), its spectral
-    gap an upper bound (see :mod:`glauber.toy_models.count_chain`).
+    gap an upper bound (see :mod:`glauber.exact.count_chain`).
 
     Parameters
     ----------

@@ -4,7 +4,7 @@
 :mod:`~glauber.verification.battery` the toy instances (fixed seeds),
 :mod:`~glauber.verification.runner` runs them and :mod:`~glauber.verification.report` prints
 the table and writes the JSON. Large ``n`` use the exact lumped count chain
-(:mod:`glauber.toy_models.count_chain`). This package uses :mod:`glauber.theory` for every bound and
+(:mod:`glauber.exact.count_chain`). This package uses :mod:`glauber.theory` for every bound and
 :mod:`glauber.toy_models` for every exact value; only the CLI sits above it.
 """
 

@@ -28,11 +28,11 @@ import networkx as nx
 import numpy as np
 
 from glauber.core.enumeration import all_states
+from glauber.exact.basins import CountBasin, NamedMask
+from glauber.exact.count_chain import CountChain, curie_weiss_gap, planted_gap
 from glauber.toy_models import counterexamples
 from glauber.toy_models.base import ToyModel
-from glauber.toy_models.count_chain import CountChain, curie_weiss_gap, planted_gap
 from glauber.toy_models.curie_weiss import CurieWeissModel
-from glauber.toy_models.exact_basins import CountBasin, NamedMask
 from glauber.toy_models.ising import AsymmetricIsingModel, IsingModel
 from glauber.toy_models.planted import PlantedBasinModel
 from glauber.toy_models.potts import PottsModel

@@ -3,10 +3,10 @@
 Two kinds of instances:
 
 * :class:`ChainInstance`: a toy model and its exact chain over all ``q**n`` states
-  (:class:`glauber.toy_models.exact_chain.ExactChain`), plus what the battery knows by
+  (:class:`glauber.exact.chain.ExactChain`), plus what the battery knows by
   construction (a compatible joint, Ising couplings, counterexample pairs);
 * :class:`LumpedInstance`: the exact lumped count chain of an exchangeable model
-  (:class:`~glauber.toy_models.count_chain.CountChain`), for large ``n``.
+  (:class:`~glauber.exact.count_chain.CountChain`), for large ``n``.
 
 Basins are boolean masks over the instance's states (levels for a lumped instance); a
 :class:`CountBasin` is ``B = {x : X(x) >= b}`` for a token count ``X``, with the band and the
@@ -21,10 +21,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+from glauber.exact.basins import NamedMask
+from glauber.exact.chain import ExactChain
+from glauber.exact.count_chain import CountChain
 from glauber.toy_models.base import ToyModel
-from glauber.toy_models.count_chain import CountChain
-from glauber.toy_models.exact_basins import NamedMask
-from glauber.toy_models.exact_chain import ExactChain
 
 LogWeight = Callable[[np.ndarray], np.ndarray]
 

@@ -30,11 +30,11 @@ import networkx as nx
 import numpy as np
 from hypothesis import strategies as st
 
+from glauber.exact.basins import NamedMask
+from glauber.exact.chain import ExactChain
 from glauber.testing import FAMILIES, basins, model_specs, sample
 from glauber.testing.families import floats_in
 from glauber.testing.spec import ModelSpec
-from glauber.toy_models.exact_basins import NamedMask
-from glauber.toy_models.exact_chain import ExactChain
 from glauber.verification.battery import perfect_trap
 from glauber.verification.instances import ChainInstance, IsingData
 

@@ -3,8 +3,8 @@
 A checker takes an :data:`~glauber.verification.instances.Instance` and returns a list of
 :class:`~glauber.core.claims.Claim` (one per instance, or one per basin of the instance; empty when
 the statement does not apply). Every bound comes from :mod:`glauber.theory`; every exact value from
-the exact chain (:class:`glauber.toy_models.exact_chain.ExactChain` or the lumped
-:class:`~glauber.toy_models.count_chain.CountChain`).
+the exact chain (:class:`glauber.exact.chain.ExactChain` or the lumped
+:class:`~glauber.exact.count_chain.CountChain`).
 
 Conventions of a check:
 
@@ -31,6 +31,14 @@ from scipy.special import logsumexp
 from glauber.core.claims import Claim
 from glauber.core.enumeration import neighbour_indices
 from glauber.errors import NonPositiveConditionalError
+from glauber.exact.basins import (
+    NamedMask,
+    conductance,
+    escape_probabilities,
+    hitting_probability_within,
+)
+from glauber.exact.chain import ExactChain
+from glauber.exact.coupling import worst_pair
 from glauber.theory import (
     contraction,
     drift,
@@ -43,14 +51,6 @@ from glauber.theory import (
 )
 from glauber.theory.kernels import reversibility_defect
 from glauber.toy_models.counterexamples import DRIFT_HORIZON_PER_SITE
-from glauber.toy_models.exact_basins import (
-    NamedMask,
-    conductance,
-    escape_probabilities,
-    hitting_probability_within,
-)
-from glauber.toy_models.exact_chain import ExactChain
-from glauber.toy_models.exact_coupling import worst_pair
 from glauber.verification.instances import ChainInstance, Instance, LumpedInstance
 
 Kind = Literal["upper", "lower", "identity"]

@@ -22,9 +22,9 @@ import glauber.cli
 import glauber.commands.certify as command
 from glauber.certify import Certificate, ClaimKey
 from glauber.errors import UnknownModelError
+from glauber.exact.chain import ExactChain
 from glauber.models import read_states, resolve_model
 from glauber.toy_models import IsingModel
-from glauber.toy_models.exact_chain import ExactChain
 
 
 @pytest.fixture(autouse=True)

@@ -17,8 +17,8 @@ from glauber.certify import Certificate, certify, format_certificate
 from glauber.certify import exact as exact_module
 from glauber.certify.exact import spectral_tmix_lower_bound
 from glauber.errors import ConvergenceError, PrecisionError
+from glauber.exact.chain import ExactChain
 from glauber.testing import models, temperatures
-from glauber.toy_models.exact_chain import ExactChain
 from glauber.toy_models.specs import parse_toy_spec
 
 

@@ -29,13 +29,9 @@ from glauber.errors import (
     StateSpaceTooLargeError,
 )
 from glauber.estimators import recheck_witnesses
+from glauber.exact.chain import ExactChain
 from glauber.testing import models
-from glauber.toy_models import (
-    AsymmetricIsingModel,
-    IsingModel,
-    PlantedBasinModel,
-)
-from glauber.toy_models.exact_chain import ExactChain
+from glauber.toy_models import AsymmetricIsingModel, IsingModel, PlantedBasinModel
 
 SMALL = dict(n_rectangles=8, budget=10, n_pairs=1)
 

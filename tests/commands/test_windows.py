@@ -25,6 +25,7 @@ from glauber.errors import (
     StateSpaceTooLargeError,
     VocabularyError,
 )
+from glauber.exact.chain import ExactChain
 from glauber.models import (
     parse_sites,
     resolve_context,
@@ -33,7 +34,6 @@ from glauber.models import (
     window_spec,
 )
 from glauber.toy_models import IsingModel
-from glauber.toy_models.exact_chain import ExactChain
 from glauber.toy_models.specs import parse_toy_spec
 
 

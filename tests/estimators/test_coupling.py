@@ -83,7 +83,7 @@ def test_one_step_hamming_matches_exact_formula(backend):
 
 
 def test_one_step_hamming_agrees_with_exact_chain():
-    from glauber.toy_models.exact_chain import ExactChain
+    from glauber.exact.chain import ExactChain
 
     toy = table_model(3, 3, seed=6)
     chain = ExactChain(toy, tau=1.1)

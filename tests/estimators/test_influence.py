@@ -127,7 +127,7 @@ def test_influence_errors():
 
 @pytest.mark.parametrize("nq, seed, tau", [((3, 3), 12, 0.9), ((4, 2), 3, 0.3), ((2, 4), 5, 2.0)])
 def test_agrees_with_exact_chain(nq, seed, tau):
-    from glauber.toy_models.exact_chain import ExactChain
+    from glauber.exact.chain import ExactChain
 
     model = table_model(*nq, seed=seed)
     chain = ExactChain(model, tau=tau)

@@ -21,14 +21,9 @@ from glauber.estimators.influence_search import search_influence, search_influen
 from glauber.estimators.influence_threshold import rho_lower_bound, tau_no_cert
 from glauber.estimators.score_cache import ScoreCache
 from glauber.estimators.witnesses import recheck_witnesses, witness_table
+from glauber.exact import ExactChain
 from glauber.theory.contraction import spectral_radius
-from glauber.toy_models import (
-    AsymmetricIsingModel,
-    ExactChain,
-    IsingModel,
-    PlantedBasinModel,
-    PottsModel,
-)
+from glauber.toy_models import AsymmetricIsingModel, IsingModel, PlantedBasinModel, PottsModel
 
 from ..support import table_model
 from ._reference import (

@@ -272,7 +272,7 @@ def test_drift_torch_matches_numpy():
 
 @pytest.mark.parametrize("seed, token, at_least", [(12, 0, 2), (3, 1, 3), (5, 2, 1)])
 def test_agrees_with_exact_chain(seed, token, at_least):
-    from glauber.toy_models.exact_chain import ExactChain
+    from glauber.exact.chain import ExactChain
 
     model = table_model(3, 3, seed=seed, scale=3.0)
     chain = ExactChain(model, tau=0.9)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from glauber.exact import ExactChain
 from glauber.experiments.alpha_curve import alpha_curve
 from glauber.theory.contraction import spectral_radius
-from glauber.toy_models import ExactChain
 from glauber.toy_models.specs import parse_toy_spec
 
 SPEC = "ising-complete:n=6,J=0.6"

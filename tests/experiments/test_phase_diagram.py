@@ -8,8 +8,8 @@ import importlib.util
 import pytest
 
 from glauber.errors import InvalidParameterError, ResumeMismatchError, UnknownModelError
+from glauber.exact.chain import ExactChain
 from glauber.experiments.phase_diagram import phase_diagram
-from glauber.toy_models.exact_chain import ExactChain
 from glauber.toy_models.specs import parse_toy_spec
 
 

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
+from glauber.exact import mixing
+from glauber.exact.chain import ExactChain
 from glauber.experiments import windows
 from glauber.theory.contraction import certify_contraction
-from glauber.toy_models import mixing
-from glauber.toy_models.exact_chain import ExactChain
 from glauber.toy_models.specs import parse_toy_spec
 
 

@@ -17,9 +17,9 @@ import torch
 
 from glauber.core import restrict
 from glauber.errors import InvalidParameterError, SequenceLengthError, VocabularyError
+from glauber.exact import ExactChain
 from glauber.mlm_backend import HFMaskedLM, load_antiberty
 from glauber.mlm_backend.sequences import AMINO_ACIDS, TRASTUZUMAB_VH
-from glauber.toy_models import ExactChain
 
 pytestmark = [pytest.mark.mlm, pytest.mark.usefixtures("single_thread")]
 

@@ -20,6 +20,7 @@ from glauber.errors import (
     InvalidTemperatureError,
     UnknownModelError,
 )
+from glauber.exact.chain import ExactChain
 from glauber.testing import (
     FAMILIES,
     MAX_BASE_STATES,
@@ -38,7 +39,6 @@ from glauber.testing import (
     temperatures,
     transition_matrices,
 )
-from glauber.toy_models.exact_chain import ExactChain
 
 QUICK = settings(max_examples=25, deadline=None, database=None)
 NO_DB = settings(database=None)

@@ -26,6 +26,7 @@ from glauber.errors import (
     SequenceLengthError,
     StateSpaceTooLargeError,
 )
+from glauber.exact import ExactChain
 from glauber.theory import (
     bottleneck_distance_lower_bound,
     bottleneck_tmix_lower_bound,
@@ -44,7 +45,7 @@ from glauber.theory.escape import (
     log_theorem8_escape_bound,
     log_theorem8_tmix_lower_bound,
 )
-from glauber.toy_models import ExactChain, FunctionModel, IsingModel
+from glauber.toy_models import FunctionModel, IsingModel
 from glauber.toy_models.ising import AsymmetricIsingModel
 
 mp = mpmath.mp.clone()

@@ -23,12 +23,7 @@ from glauber.errors import (
     VocabularyError,
 )
 from glauber.testing import coupling_matrices, couplings, models, temperatures
-from glauber.toy_models import (
-    AsymmetricIsingModel,
-    IsingModel,
-    PlantedBasinModel,
-    PottsModel,
-)
+from glauber.toy_models import AsymmetricIsingModel, IsingModel, PlantedBasinModel, PottsModel
 
 from ..support import states
 

@@ -63,7 +63,7 @@ def tau_near_threshold(model: Any, factor: float) -> float:
     Keeps each drawn chain at a temperature on the scale of its own interactions, around the
     point where the high-temperature certificates start to hold (factor ~ 1).
     """
-    from glauber.toy_models.exact_chain import ExactChain
+    from glauber.exact.chain import ExactChain
 
     Delta = ExactChain(model, 1.0).oscillation_matrix()
     return max(factor * float(Delta.sum(axis=1).max()) / 4.0, 0.05)

@@ -29,15 +29,10 @@ import glauber.theory.escape
 import glauber.theory.influence_bounds
 from glauber.cli import main
 from glauber.core.io import write_json_atomic
-from glauber.toy_models import (
-    CurieWeissLumpedChain,
-    CurieWeissModel,
-    IsingModel,
-    PlantedBasinModel,
-)
-from glauber.toy_models.count_chain import CountChain, curie_weiss_gap, planted_gap
-from glauber.toy_models.exact_basins import hitting_probability_within
-from glauber.toy_models.exact_chain import ExactChain
+from glauber.exact.basins import hitting_probability_within
+from glauber.exact.chain import ExactChain
+from glauber.exact.count_chain import CountChain, curie_weiss_gap, planted_gap
+from glauber.toy_models import CurieWeissLumpedChain, CurieWeissModel, IsingModel, PlantedBasinModel
 from glauber.verification import STATEMENTS, STATEMENTS_BY_NAME, run_statements
 from glauber.verification.battery import count_basin, random_table_model
 from glauber.verification.instances import ChainInstance

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from glauber.core.enumeration import all_states, neighbour_indices
 from glauber.errors import InvalidParameterError
+from glauber.exact.chain import ExactChain
 from glauber.testing import models
 from glauber.theory import (
     adjacent_pair_hamming_bound,
@@ -30,7 +31,6 @@ from glauber.toy_models.counterexamples import (
     theorem5_counterexample,
     theorem5_gibbs_star_counterexample,
 )
-from glauber.toy_models.exact_chain import ExactChain
 
 from ._support import ASYM_ISING, mixes_by, tau_near_threshold
 

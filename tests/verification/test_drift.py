@@ -11,6 +11,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from glauber.errors import InvalidParameterError
+from glauber.exact.chain import ExactChain
 from glauber.testing import models
 from glauber.theory import band_drift_escape_bound, boundary_drift_as_printed
 from glauber.toy_models import PlantedBasinModel
@@ -18,7 +19,6 @@ from glauber.toy_models.counterexamples import (
     boundary_drift_counterexample,
     exact_count_drift,
 )
-from glauber.toy_models.exact_chain import ExactChain
 
 from ._support import absorbing_hit_within
 

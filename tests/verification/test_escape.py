@@ -10,6 +10,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from glauber.exact.chain import ExactChain
 from glauber.testing import basins, models
 from glauber.theory import (
     bottleneck_distance_lower_bound,
@@ -19,7 +20,6 @@ from glauber.theory import (
     theorem8_tmix_lower_bound,
 )
 from glauber.toy_models import PottsModel
-from glauber.toy_models.exact_chain import ExactChain
 
 from ._support import not_mixed_before
 

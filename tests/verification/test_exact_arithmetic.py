@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 from glauber.core.conditionals import log_conditionals
 from glauber.core.enumeration import all_states, neighbour_indices
+from glauber.exact.chain import ExactChain
 from glauber.theory import rectangle_delta
 from glauber.toy_models import FunctionModel
-from glauber.toy_models.exact_chain import ExactChain
 
 N, Q = 3, 2
 S = Q**N

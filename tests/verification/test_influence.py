@@ -9,6 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from glauber.exact.chain import ExactChain
 from glauber.testing import graphs, models
 from glauber.theory import (
     alpha_row,
@@ -20,7 +21,6 @@ from glauber.theory import (
     tv_distance,
 )
 from glauber.toy_models import IsingModel
-from glauber.toy_models.exact_chain import ExactChain
 
 
 def brute_force_influence(chain: ExactChain) -> np.ndarray:

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from glauber.exact.chain import ExactChain
 from glauber.testing import models
 from glauber.theory import (
     is_aperiodic,
@@ -18,7 +19,6 @@ from glauber.theory import (
     is_stationary,
 )
 from glauber.toy_models import AsymmetricIsingModel
-from glauber.toy_models.exact_chain import ExactChain
 
 from ._support import GIBBS, TEMPERATURES, gibbs_law, tau_near_threshold
 

@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 
 from glauber.core.conditionals import log_conditionals
 from glauber.core.enumeration import all_states, neighbour_indices
+from glauber.exact.chain import ExactChain
 from glauber.testing import models
 from glauber.theory import rectangle_delta
-from glauber.toy_models.exact_chain import ExactChain
 
 from ._support import ASYM_ISING, GIBBS, TEMPERATURES
 

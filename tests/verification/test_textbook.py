@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from glauber.exact.chain import ExactChain
 from glauber.testing import graphs
 from glauber.theory import (
     alpha_row,
@@ -22,7 +23,6 @@ from glauber.theory import (
     ising_cycle_relaxation_time,
 )
 from glauber.toy_models import CurieWeissLumpedChain, CurieWeissModel, IsingModel
-from glauber.toy_models.exact_chain import ExactChain
 
 from ._support import mixes_by, tv_from_each_start
 

@@ -18,19 +18,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glauber.errors import BasinError, InvalidParameterError, StateSpaceTooLargeError
-from glauber.testing import ModelSpec, basins, states
-from glauber.toy_models.base import FunctionModel
-from glauber.toy_models.exact_basins import (
+from glauber.exact.basins import (
     bottleneck,
     conductance,
     expected_hitting_times,
 )
-from glauber.toy_models.exact_chain import ExactChain
-from glauber.toy_models.exact_spectral import (
+from glauber.exact.chain import ExactChain
+from glauber.exact.spectral import (
     absolute_spectral_gap,
     relaxation_time,
     spectral_gap,
 )
+from glauber.testing import ModelSpec, basins, states
+from glauber.toy_models.base import FunctionModel
 
 from ..support import score_tables, table_model
 from ._support import ising_model

@@ -3,7 +3,7 @@
 ``P^t(x, .)`` for a block of starts ``x`` is evolved one step at a time,
 ``D_{t+1} = P^T D_t`` with ``D_0`` the block's point masses as columns, so a step costs one sparse
 product (``2 nnz(P)`` flops per start) and memory is two ``S x b`` float64 blocks, not a dense
-``S x S`` matrix per stored power as in the repeated squaring of :mod:`~glauber.toy_models.mixing`.
+``S x S`` matrix per stored power as in the repeated squaring of :mod:`~glauber.exact.mixing`.
 This is what makes exact worst-start mixing times of ``2^16``-state chains fit on one accelerator.
 
 Each start's distance ``d_x(t) = ||P^t(x, .) - pi||_TV`` is non-increasing in ``t``
@@ -28,7 +28,7 @@ import scipy.sparse as sp
 
 from glauber.core.validation import check_eps, check_nonnegative_int, check_positive_int
 from glauber.errors import InvalidParameterError, StepLimitError
-from glauber.toy_models.array_backend import resolve_array_backend
+from glauber.exact.array_backend import resolve_array_backend
 
 #: Default memory for the two evolving blocks on the CPU (each start's column is ``8 S`` bytes).
 DEFAULT_BLOCK_BYTES = 2**30

@@ -1,9 +1,9 @@
 """Tests of worst-start distances and mixing times through the factor ``M = B A`` of a Glauber
-kernel (glauber.toy_models.factored).
+kernel (glauber.exact.factored).
 
 Oracles: the dense transition matrix's powers row by row (brute force, an independent
 computation of ``d(t) = max_x ||P^t(x, .) - pi||_TV``, LPW 2nd ed. Section 4.4), the repeated
-squaring and the point-mass stepping of :mod:`glauber.toy_models.mixing` (independent algorithms
+squaring and the point-mass stepping of :mod:`glauber.exact.mixing` (independent algorithms
 for ``t_mix``), exact rational arithmetic on a tiny chain, and the closed form of independent
 sites.
 """
@@ -20,12 +20,12 @@ import pytest
 from hypothesis import assume, given, settings
 
 from glauber.errors import ConvergenceError, InvalidParameterError, StateSpaceTooLargeError
+from glauber.exact import ExactChain
+from glauber.exact.factored import FactoredGlauber, factorable
+from glauber.exact.mixing import distance_curve, mixing_time
+from glauber.exact.stepping import GlauberKernel
 from glauber.testing import epsilons, models, temperatures
-from glauber.toy_models import ExactChain
-from glauber.toy_models.factored import FactoredGlauber, factorable
-from glauber.toy_models.mixing import distance_curve, mixing_time
 from glauber.toy_models.random_models import RandomTableModel
-from glauber.toy_models.stepping import GlauberKernel
 
 from ._support import exact_stationary
 
@@ -141,7 +141,7 @@ def test_bad_inputs_raise() -> None:
         mixing_time(np.eye(2) * 0.5 + 0.25, np.full(2, 0.5), method="factored")
     with pytest.raises(InvalidParameterError, match="numpy"):
         mixing_time(kernel, np.full(16, 1 / 16), method="factored", backend="torch")
-    from glauber.toy_models import factored as module
+    from glauber.exact import factored as module
 
     small_limit = module.FACTORED_MAX_ELEMENTS
     try:

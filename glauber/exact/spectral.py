@@ -25,8 +25,8 @@ from glauber.errors import (
     PrecisionError,
     StateSpaceTooLargeError,
 )
+from glauber.exact.mixing import MAX_DENSE_STATES
 from glauber.theory.kernels import REVERSIBILITY_RTOL, is_reversible
-from glauber.toy_models.mixing import MAX_DENSE_STATES
 
 #: Relative accuracy required of a spectral gap before it is returned.
 GAP_RTOL = 1e-6
@@ -46,33 +46,6 @@ def _dense(P: Any) -> np.ndarray:
             f"{MAX_DENSE_STATES}; use a smaller model"
         )
     return P.toarray() if sp.issparse(P) else np.asarray(P, dtype=np.float64)
-
-
-def log_reversibility_defect(P: Any, log_pi: np.ndarray) -> float:
-    """:func:`reversibility_defect` from ``log pi``: flows compared as ``log pi(x) + log P(x, y)``.
-
-    Each pair's defect is ``1 - exp(-|log F(x, y) - log F(y, x)|)`` (the same
-    ``|F - F^T| / max(F, F^T)``), 1 when a move has no reverse, so flows whose ``pi`` underflows
-    float64 are compared at full relative precision.
-
-    Examples
-    --------
-    >>> P = np.array([[0.5, 0.5], [0.25, 0.75]])
-    >>> log_reversibility_defect(P, np.log([1 / 3, 2 / 3])) < 1e-15
-    True
-    """
-    Pc = sp.coo_matrix(sp.csr_matrix(P, dtype=np.float64))
-    off = (Pc.row != Pc.col) & (Pc.data > 0)
-    x, y, p = Pc.row[off], Pc.col[off], Pc.data[off]
-    if x.size == 0:
-        return 0.0
-    reverse = np.asarray(sp.csr_matrix(Pc.T)[x, y]).ravel()  # P(y, x)
-    log_pi = np.asarray(log_pi, dtype=np.float64)
-    one_way = reverse <= 0.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        d = log_pi[x] + np.log(p) - log_pi[y] - np.log(np.where(one_way, 1.0, reverse))
-    defect = np.where(one_way, 1.0, -np.expm1(-np.abs(d)))
-    return float(defect.max())
 
 
 def _laplacian(P: np.ndarray) -> np.ndarray:
@@ -319,7 +292,6 @@ __all__ = [
     "SPARSE_GAP_FLOOR",
     "absolute_spectral_gap",
     "sparse_absolute_spectral_gap",
-    "log_reversibility_defect",
     "relaxation_time",
     "spectral_gap",
 ]

@@ -23,8 +23,8 @@ from glauber.errors import (
     StateSpaceTooLargeError,
     VocabularyError,
 )
+from glauber.exact.chain import ExactChain
 from glauber.toy_models.base import FunctionModel
-from glauber.toy_models.exact_chain import ExactChain
 
 from ..support import score_tables, table_model
 from ._support import exact_stationary, ising_model
@@ -83,7 +83,7 @@ def test_state_space_limit() -> None:
         assert part in message
     assert ExactChain(model, 1.0, max_states=243).num_states == 243
     # Dense algorithms refuse chains over 4096 states before building anything dense (distances
-    # and mixing times then default to sparse stepping: tests/toy_models/test_stepping.py).
+    # and mixing times then default to sparse stepping: tests/exact/test_stepping.py).
     big = ExactChain(table_model(13, 2, 0, 1.0), 1.0)
     squaring = [lambda: big.mixing_time(method="squaring"), lambda: big.distance(1, method="squaring")]
     for method in (big.spectral_gap, *squaring):

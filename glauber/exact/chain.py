@@ -3,10 +3,10 @@
 ``P_tau(x, x') = (1/n) sum_i 1{x_{-i} = x'_{-i}} p_tau(x'_i | x_{-i})`` (the paper's kernel,
 Proposition 1). States are indexed in mixed radix with site 0 most significant
 (:mod:`glauber.core.enumeration`). The algorithms live in
-:mod:`~glauber.toy_models.stationary`, :mod:`~glauber.toy_models.mixing`,
-:mod:`~glauber.toy_models.exact_spectral`, :mod:`~glauber.toy_models.exact_basins`,
-:mod:`~glauber.toy_models.exact_influence`, :mod:`~glauber.toy_models.exact_margins` and
-:mod:`~glauber.toy_models.exact_coupling`; this class computes the conditionals, the transition
+:mod:`~glauber.exact.stationary`, :mod:`~glauber.exact.mixing`,
+:mod:`~glauber.exact.spectral`, :mod:`~glauber.exact.basins`,
+:mod:`~glauber.exact.influence`, :mod:`~glauber.exact.margins` and
+:mod:`~glauber.exact.coupling`; this class computes the conditionals, the transition
 matrix and the stationary distribution once and passes them on.
 """
 
@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable
 import numpy as np
 import scipy.sparse as sp
 
-from glauber.core.arrays import log_softmax
+from glauber.core.arrays import log_softmax, logsumexp
 from glauber.core.enumeration import (
     all_states,
     check_state_space,
@@ -36,27 +36,25 @@ from glauber.errors import (
     UnderflowError,
     VocabularyError,
 )
-from glauber.theory.escape import BasinMargins
-from glauber.theory.kernels import REVERSIBILITY_RTOL
-from glauber.toy_models import (
-    exact_basins,
-    exact_coupling,
-    exact_influence,
-    exact_margins,
-    exact_rectangles,
-    exact_spectral,
+from glauber.exact import (
+    basins,
+    coupling,
+    influence,
+    margins,
     mixing,
+    rectangles,
+    spectral,
 )
-from glauber.toy_models.exact_basins import Bottleneck
-from glauber.toy_models.exact_coupling import WorstAdjacentPair
-from glauber.toy_models.exact_rectangles import RectangleSummary
-from glauber.toy_models.factored import factorable
-from glauber.toy_models.score_table import (
+from glauber.exact.basins import Bottleneck
+from glauber.exact.coupling import WorstAdjacentPair
+from glauber.exact.factored import factorable
+from glauber.exact.rectangles import RectangleSummary
+from glauber.exact.score_table import (
     DEFAULT_BATCH_SIZE,
     TabulatedModel,
     score_table,
 )
-from glauber.toy_models.stationary import (
+from glauber.exact.stationary import (
     GTH_MAX_STATES,
     LOG_GTH_MAX_STATES,
     TRUSTED_MIN_PROBABILITY,
@@ -66,7 +64,9 @@ from glauber.toy_models.stationary import (
     log_stationary_distribution,
     stationary_distribution,
 )
-from glauber.toy_models.stepping import GlauberKernel
+from glauber.exact.stepping import GlauberKernel
+from glauber.theory.escape import BasinMargins
+from glauber.theory.kernels import REVERSIBILITY_RTOL, flow_defect
 
 
 class ExactChain:
@@ -84,7 +84,7 @@ class ExactChain:
         Most rows per :meth:`scores` call of the model while the score table is built.
     cache : bool, str, Path or None
         Where the score table is kept on disk (see
-        :func:`glauber.toy_models.score_table.score_table`; by default only for models with a
+        :func:`glauber.exact.score_table.score_table`; by default only for models with a
         ``cache_key``, e.g. a restricted masked LM).
     progress : callable, optional
         ``progress(rows_done, rows_total)`` while the score table is built.
@@ -172,7 +172,7 @@ class ExactChain:
     def scores(self) -> np.ndarray:
         """Scores ``s_i(a; x_{-i})`` at ``tau = 1`` for every site and state: ``[n, q**n, q]``.
 
-        Built once by :func:`glauber.toy_models.score_table.score_table` (``n q^(n-1)`` queries,
+        Built once by :func:`glauber.exact.score_table.score_table` (``n q^(n-1)`` queries,
         batched; on disk for models with a ``cache_key``) and shared by :meth:`at` with the
         chains of every other temperature.
         """
@@ -317,7 +317,7 @@ class ExactChain:
     def stationary_solution(self, method: StationaryMethod = "auto") -> StationarySolution:
         """Stationary distribution with its diagnostics (residual, clipped mass, method used).
 
-        See :func:`glauber.toy_models.stationary.stationary_distribution`.
+        See :func:`glauber.exact.stationary.stationary_distribution`.
         """
         return self._cached(
             f"pi:{method}", lambda: stationary_distribution(self.transition_matrix(), method)
@@ -329,7 +329,7 @@ class ExactChain:
         ``"gth"`` is accurate to relative precision on every entry (also ``1e-40``); ``"sparse"``
         (direct) and ``"iterative"`` (Krylov) only normwise; ``"auto"`` uses GTH up to 4096
         states, the direct solve up to 8192 and the Krylov solve above. A GTH law with entries
-        below :data:`~glauber.toy_models.stationary.TRUSTED_MIN_PROBABILITY` is recomputed from
+        below :data:`~glauber.exact.stationary.TRUSTED_MIN_PROBABILITY` is recomputed from
         :meth:`log_stationary`, so no entry loses its relative accuracy to an underflowed
         intermediate.
 
@@ -367,9 +367,9 @@ class ExactChain:
         """``log mu_tau``, with no entry lost to underflow (entries of ``1e-392`` are ``-901.6``).
 
         GTH carried out in log space up to 1024 states
-        (:func:`glauber.toy_models.stationary.log_gth_stationary`), else the log of the float64
+        (:func:`glauber.exact.stationary.log_gth_stationary`), else the log of the float64
         law when none of its entries is below
-        :data:`~glauber.toy_models.stationary.TRUSTED_MIN_PROBABILITY`.
+        :data:`~glauber.exact.stationary.TRUSTED_MIN_PROBABILITY`.
 
         Raises
         ------
@@ -413,7 +413,7 @@ class ExactChain:
     ) -> float:
         """Worst-start TV distance ``d(t) = max_x ||P^t(x, .) - mu||_TV``.
 
-        See :func:`glauber.toy_models.mixing.distance_curve` for ``backend``, ``device`` and
+        See :func:`glauber.exact.mixing.distance_curve` for ``backend``, ``device`` and
         ``method`` (dense squaring up to 4096 states, sparse stepping above).
         """
         return float(self.distance_curve([t], backend, device, method)[0])
@@ -445,8 +445,8 @@ class ExactChain:
         ``method``: ``"squaring"`` (doubling and bisection, dense, up to 4096 states),
         ``"stepping"`` (sparse point-mass stepping, any size that fits two ``S x b`` blocks),
         ``"factored"`` (doubling and bisection on the ``n q^(n-1)``-class factor of the kernel,
-        :mod:`~glauber.toy_models.factored`) or ``"auto"`` (factored where :attr:`factored`,
-        else see :func:`glauber.toy_models.mixing.mixing_time`); all are exact.
+        :mod:`~glauber.exact.factored`) or ``"auto"`` (factored where :attr:`factored`,
+        else see :func:`glauber.exact.mixing.mixing_time`); all are exact.
         ``max_steps`` bounds the steps of one start when stepping (a metastable chain's ``t_mix``
         can be far beyond what stepping every start can reach in minutes); squaring and
         factoring reach any ``t`` in about ``2 log2 t`` products.
@@ -471,14 +471,14 @@ class ExactChain:
     @property
     def factored(self) -> bool:
         """Whether ``t_mix`` and ``d(t)`` go through the chain's ``n q^(n-1)``-class factor by
-        default (numpy; :func:`~glauber.toy_models.factored.factorable`): exact at any ``t``,
-        with no step limit (:mod:`~glauber.toy_models.factored`)."""
+        default (numpy; :func:`~glauber.exact.factored.factorable`): exact at any ``t``,
+        with no step limit (:mod:`~glauber.exact.factored`)."""
         return factorable(self.n, self.q)
 
     def _mixing_matrix(self, method: str, backend: str = "numpy") -> Any:
         """The kernel from the conditionals
-        (:class:`~glauber.toy_models.stepping.GlauberKernel`) where it factors
-        (:mod:`~glauber.toy_models.factored`) or ``method="factored"`` asks for it; else the
+        (:class:`~glauber.exact.stepping.GlauberKernel`) where it factors
+        (:mod:`~glauber.exact.factored`) or ``method="factored"`` asks for it; else the
         cached dense ``P`` where squaring may run; for stepping, the kernel (numpy, ``q >= 4``:
         cheaper than the sparse product) or the sparse ``P``."""
         if method == "factored" or (method == "auto" and backend == "numpy" and self.factored):
@@ -494,7 +494,7 @@ class ExactChain:
         """Detailed balance ``mu(x) P(x, y) = mu(y) P(y, x)`` to relative ``rtol`` (Theorem 3).
 
         Each flow is compared relative to its own size in log space
-        (:func:`glauber.toy_models.exact_spectral.log_reversibility_defect` on
+        (:func:`glauber.theory.kernels.flow_defect` on
         :meth:`log_stationary`), so flows whose ``mu`` underflows float64 are checked as strictly
         as flows of order 1.
 
@@ -512,8 +512,7 @@ class ExactChain:
         def compute() -> float:
             log_pi = self.log_stationary()
             x, y, log_p, log_back = self._log_moves()
-            d = log_pi[x] + log_p - log_pi[y] - log_back
-            return float((-np.expm1(-np.abs(d))).max()) if d.size else 0.0
+            return flow_defect(log_pi[x] + log_p, log_pi[y] + log_back)
 
         return self._cached("rev_defect", compute)
 
@@ -522,7 +521,7 @@ class ExactChain:
 
         To relative accuracy 1e-6: gaps float64 cannot resolve are recomputed in extended
         precision on chains of at most 32 states, and refused above. See
-        :func:`glauber.toy_models.exact_spectral.spectral_gap`.
+        :func:`glauber.exact.spectral.spectral_gap`.
 
         Raises
         ------
@@ -531,7 +530,7 @@ class ExactChain:
         """
         return self._cached(
             "gap",
-            lambda: exact_spectral.spectral_gap(
+            lambda: spectral.spectral_gap(
                 self.dense_transition_matrix(), None, reversible=self.is_reversible(),
                 log_P=self.log_transition_matrix,
             ),
@@ -541,7 +540,7 @@ class ExactChain:
         """``1 - max{|lambda| : lambda != 1}`` (LPW 2nd ed., Section 12.2).
 
         Accuracy as :meth:`spectral_gap`; above the dense limit (4096 states) by ARPACK
-        (:func:`glauber.toy_models.exact_spectral.sparse_absolute_spectral_gap`), to absolute
+        (:func:`glauber.exact.spectral.sparse_absolute_spectral_gap`), to absolute
         accuracy ~1e-10 and refusing gaps below 1e-6.
 
         Raises
@@ -552,11 +551,11 @@ class ExactChain:
         if self.num_states > mixing.MAX_DENSE_STATES:
             return self._cached(
                 "abs_gap",
-                lambda: exact_spectral.sparse_absolute_spectral_gap(self.transition_matrix()),
+                lambda: spectral.sparse_absolute_spectral_gap(self.transition_matrix()),
             )
         return self._cached(
             "abs_gap",
-            lambda: exact_spectral.absolute_spectral_gap(
+            lambda: spectral.absolute_spectral_gap(
                 self.dense_transition_matrix(), None, reversible=self.is_reversible(),
                 log_P=self.log_transition_matrix,
             ),
@@ -593,12 +592,12 @@ class ExactChain:
         BasinError
             If the set is empty or the whole state space.
         """
-        inside = exact_basins.check_mask(mask, self.num_states)
+        inside = basins.check_mask(mask, self.num_states)
         log_pi = self.log_stationary()
         x, y, log_p, _ = self._log_moves()
         leaving = inside[x] & ~inside[y]
-        log_flow = _logsumexp(log_pi[x[leaving]] + log_p[leaving])
-        return log_flow - _logsumexp(log_pi[inside])
+        log_flow = logsumexp(log_pi[x[leaving]] + log_p[leaving])
+        return log_flow - logsumexp(log_pi[inside])
 
     def log_escape_probabilities(self, mask: Any) -> np.ndarray:
         """``log P(x, B^c)`` for each ``x`` in ``B`` (increasing index), from the log-conditionals:
@@ -609,7 +608,7 @@ class ExactChain:
         InvalidParameterError, BasinError
             If the mask is not a proper subset of the states.
         """
-        inside = exact_basins.check_mask(mask, self.num_states)
+        inside = basins.check_mask(mask, self.num_states)
         x, y, log_p, _ = self._log_moves()
         leaving = inside[x] & ~inside[y]
         out = np.full(self.num_states, -np.inf)
@@ -626,8 +625,8 @@ class ExactChain:
         def compute() -> Bottleneck:
             log_pi = self.log_stationary()
             if (log_pi >= np.log(TRUSTED_MIN_PROBABILITY)).all() and not self._subnormal_moves():
-                return exact_basins.bottleneck(self.transition_matrix(), self.stationary())
-            return exact_basins.bottleneck(
+                return basins.bottleneck(self.transition_matrix(), self.stationary())
+            return basins.bottleneck(
                 self.transition_matrix(), np.exp(log_pi), log_pi,
                 log_P=self.log_transition_matrix(),
             )
@@ -651,38 +650,38 @@ class ExactChain:
 
     def escape_probabilities(self, mask: Any) -> np.ndarray:
         """Exact ``P(x, B^c)`` for each ``x`` in ``B`` (in increasing state index)."""
-        return exact_basins.escape_probabilities(self.transition_matrix(), mask)
+        return basins.escape_probabilities(self.transition_matrix(), mask)
 
     def expected_hitting_times(self, target_mask: Any) -> np.ndarray:
         """``E_x[min{t >= 0 : X_t in A}]`` for every state ``x`` (0 on ``A``)."""
-        return exact_basins.expected_hitting_times(self.transition_matrix(), target_mask)
+        return basins.expected_hitting_times(self.transition_matrix(), target_mask)
 
     def hitting_probability_within(self, target_mask: Any, horizon: int) -> np.ndarray:
         """``P_x(X_t in A for some t <= horizon)`` for every state ``x`` (exact).
 
-        See :func:`glauber.toy_models.exact_basins.hitting_probability_within`.
+        See :func:`glauber.exact.basins.hitting_probability_within`.
         """
-        return exact_basins.hitting_probability_within(
+        return basins.hitting_probability_within(
             self.transition_matrix(), target_mask, horizon
         )
 
     # ------------------------------------------------------------ influence, margins, coupling
     def influence_matrix(self) -> np.ndarray:
         """``C[i, j] = c_ij(tau)``: the influence of site ``j`` on site ``i`` (Definition 2)."""
-        return self._cached("C", lambda: exact_influence.influence_matrix(self.conditionals()))
+        return self._cached("C", lambda: influence.influence_matrix(self.conditionals()))
 
     def oscillation_matrix(self) -> np.ndarray:
         """Exact score oscillation ``Delta[i, j]`` of Lemma 6 (scores at ``tau = 1``)."""
-        return self._cached("Delta", lambda: exact_influence.oscillation_matrix(self.scores()))
+        return self._cached("Delta", lambda: influence.oscillation_matrix(self.scores()))
 
     def margins(self, mask: Any) -> BasinMargins:
         """Exact Assumption 1 data of the basin ``mask`` (see :class:`BasinMargins`)."""
-        return exact_margins.exact_basin_margins(self.scores(), mask)
+        return margins.exact_basin_margins(self.scores(), mask)
 
     def rectangles(self) -> RectangleSummary:
         """``|delta|`` over every rectangle of the chain (Proposition 4; 0 for a joint law)."""
         return self._cached(
-            "rectangles", lambda: exact_rectangles.rectangle_summary(self.log_conditionals())
+            "rectangles", lambda: rectangles.rectangle_summary(self.log_conditionals())
         )
 
     def tabulated(self) -> TabulatedModel:
@@ -691,26 +690,16 @@ class ExactChain:
 
     def one_step_hamming(self, x_index: int, y_index: int) -> float:
         """Exact ``E[d_H(X_1, Y_1)]`` under the same-site maximal coupling from ``(x, y)``."""
-        return exact_coupling.one_step_hamming(self.conditionals(), x_index, y_index)
+        return coupling.one_step_hamming(self.conditionals(), x_index, y_index)
 
     def one_step_hamming_all_pairs_adjacent(self) -> WorstAdjacentPair:
         """Max of the exact one-step ``E[d_H]`` over adjacent pairs (path coupling, LPW 14.6)."""
         return self._cached(
-            "adjacent", lambda: exact_coupling.worst_adjacent_pair(self.conditionals())
+            "adjacent", lambda: coupling.worst_adjacent_pair(self.conditionals())
         )
 
 
 _SMALLEST_NORMAL = float(np.finfo(np.float64).tiny)
-
-
-def _logsumexp(v: np.ndarray) -> float:
-    """``log sum exp(v)`` (``-inf`` for an empty or all ``-inf`` ``v``)."""
-    if v.size == 0:
-        return -np.inf
-    m = float(v.max())
-    if m == -np.inf:
-        return -np.inf
-    return m + float(np.log(np.exp(v - m).sum()))
 
 
 def _checked_exp(log_value: float, what: str, instead: str) -> float:

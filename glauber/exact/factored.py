@@ -11,7 +11,7 @@ redraws ``x_s`` from ``p_s(. | x_{-s})``, which depends on ``x`` only through th
 so ``P = A B`` and ``P^t = A M^(t-1) B`` for ``t >= 1``, with ``M = B A`` a row-stochastic
 ``R x R`` matrix. The row of ``P^t`` from ``x`` is the average of the ``n`` rows ``c_s(x)`` of
 ``G_t = M^(t-1) B``: powers of ``M`` are formed by repeated squaring
-(:func:`glauber.toy_models.mixing.mixing_time`'s doubling and bisection), and ``G_t`` from
+(:func:`glauber.exact.mixing.mixing_time`'s doubling and bisection), and ``G_t`` from
 ``M^(t-1)`` costs one pass over ``n`` products of ``R x S`` entries (``B`` has ``q`` entries a
 row, applied through the kernel's structure). For a window of ``k`` sites over ``q`` tokens
 with ``k < q`` this is exact and far cheaper than stepping every start: 3 amino-acid sites give
@@ -26,7 +26,7 @@ after a few starts.
 
 Accuracy: products and sums of non-negative numbers (``M^m`` carries a componentwise relative
 error of about ``m R u``, as repeated squaring does in
-:mod:`~glauber.toy_models.mixing`); ``d(t)`` itself an absolute error near ``1e-16``.
+:mod:`~glauber.exact.mixing`); ``d(t)`` itself an absolute error near ``1e-16``.
 """
 
 from __future__ import annotations
@@ -34,10 +34,10 @@ from __future__ import annotations
 import numpy as np
 
 from glauber.errors import InvalidParameterError, StateSpaceTooLargeError
-from glauber.toy_models.stepping import GlauberKernel
+from glauber.exact.stepping import GlauberKernel
 
 #: Most entries of one ``R x S`` (or ``R x R``) float64 array the factorisation may form
-#: (``2**26`` entries is 512 MiB); larger chains step (:mod:`~glauber.toy_models.stepping`).
+#: (``2**26`` entries is 512 MiB); larger chains step (:mod:`~glauber.exact.stepping`).
 FACTORED_MAX_ELEMENTS = 2**26
 #: Candidate starts evaluated exactly per block (bounds the scratch to ``n x block x S``).
 _CANDIDATE_BLOCK = 64
@@ -73,7 +73,7 @@ def _fits(n: int, q: int, max_elements: int) -> bool:
 
 class FactoredGlauber:
     """The algebra of ``M = B A`` for the squaring of
-    :func:`glauber.toy_models.mixing.mixing_time`.
+    :func:`glauber.exact.mixing.mixing_time`.
 
     It offers what that algebra needs (``P``, :meth:`empty`, :meth:`matmul`, :meth:`distance`),
     with the time shifted by one: the matrix ``Q = M^m`` stands for ``t = m + 1`` steps, and

@@ -16,8 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from glauber.core.enumeration import all_states, neighbour_indices
+from glauber.exact.basins import check_mask
 from glauber.theory.escape import BasinMargins, basin_margins
-from glauber.toy_models.exact_basins import check_mask
 
 
 def exact_basin_margins(scores: np.ndarray, mask: np.ndarray) -> BasinMargins:

@@ -26,9 +26,9 @@ from glauber.core.arrays import all_finite, to_numpy
 from glauber.core.enumeration import radix_weights
 from glauber.core.io import atomic_write_bytes, atomic_write_text, cache_root
 from glauber.core.protocol import ConditionalModel
+from glauber.core.site_model import SiteScoreModel
 from glauber.core.validation import check_positive_int
 from glauber.errors import NonFiniteScoresError
-from glauber.toy_models.base import ToyModel
 
 #: Rows per :meth:`scores` call when building a table.
 DEFAULT_BATCH_SIZE = 256
@@ -115,7 +115,7 @@ def score_table(
     return table
 
 
-class TabulatedModel(ToyModel):
+class TabulatedModel(SiteScoreModel):
     """A model answering from its score table: ``s_i(a; x_{-i}) = table[i, index(x), a]``.
 
     Once a real model's table is built (:func:`score_table`), every estimator can run on the

@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 
 from glauber.errors import PrecisionError, UnderflowError
-from glauber.toy_models import ExactChain, IsingModel
-from glauber.toy_models.stationary import gth_stationary, log_gth_stationary
+from glauber.exact import ExactChain
+from glauber.exact.stationary import gth_stationary, log_gth_stationary
+from glauber.toy_models import IsingModel
 
 TAU = 1 / 150  # issue reproducer: stationary entries of 6.8e-392
 

@@ -14,6 +14,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from glauber.core.arrays import logsumexp
 from glauber.core.validation import check_nonnegative_int
 from glauber.errors import BasinError, InvalidParameterError, StateSpaceTooLargeError
 
@@ -156,15 +157,7 @@ def log_conductance(P: Any, log_pi: np.ndarray, mask: Any) -> float:
     inside = check_mask(mask, log_pi.shape[0])
     with np.errstate(divide="ignore"):
         log_escape = np.log(escape_probabilities(P, inside))
-    return _logsumexp(log_pi[inside] + log_escape) - _logsumexp(log_pi[inside])
-
-
-def _logsumexp(v: np.ndarray, axis: Any = None) -> Any:
-    m = np.max(v, axis=axis, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)
-    with np.errstate(divide="ignore"):
-        out = np.log(np.sum(np.exp(v - m), axis=axis, keepdims=True)) + m
-    return out.item() if axis is None else np.squeeze(out, axis=axis)
+    return logsumexp(log_pi[inside] + log_escape) - logsumexp(log_pi[inside])
 
 
 @dataclass(frozen=True)
@@ -236,9 +229,9 @@ def _log_bottleneck(log_P: np.ndarray, log_pi: np.ndarray) -> Bottleneck:
     best_log, best_mask = np.inf, masks[0]
     for lo in range(0, len(masks), 2048):
         m = masks[lo:lo + 2048]
-        log_mass = _logsumexp(np.where(m, log_pi[None, :], -np.inf), axis=1)
+        log_mass = logsumexp(np.where(m, log_pi[None, :], -np.inf), axis=1)
         leaving = m[:, :, None] & ~m[:, None, :]
-        log_boundary = _logsumexp(
+        log_boundary = logsumexp(
             np.where(leaving, log_flow[None, :, :], -np.inf).reshape(len(m), -1), axis=1
         )
         admitted = log_mass <= np.log(0.5) + 1e-12

@@ -25,11 +25,12 @@ from glauber.errors import (
     InvalidParameterError,
     StateSpaceTooLargeError,
 )
+from glauber.exact import ExactChain, mixing
+from glauber.exact.mixing import distance_curve, mixing_time, stepping_budget
+from glauber.exact.stationary import gth_stationary
+from glauber.exact.stepping import PointMassBlocks, crossing_times
 from glauber.testing import sample, transition_matrices
-from glauber.toy_models import ExactChain, IsingModel, mixing
-from glauber.toy_models.mixing import distance_curve, mixing_time, stepping_budget
-from glauber.toy_models.stationary import gth_stationary
-from glauber.toy_models.stepping import PointMassBlocks, crossing_times
+from glauber.toy_models import IsingModel
 
 from ._support import exact_stationary
 from .test_mixing import fraction_matmul, rational_chain

@@ -23,17 +23,17 @@ from glauber.errors import (
     InvalidProbabilityError,
     StateSpaceTooLargeError,
 )
-from glauber.testing import transition_matrices
-from glauber.toy_models import mixing
-from glauber.toy_models.base import FunctionModel
-from glauber.toy_models.exact_chain import ExactChain
-from glauber.toy_models.mixing import (
+from glauber.exact import mixing
+from glauber.exact.chain import ExactChain
+from glauber.exact.mixing import (
     distance_curve,
     mixing_time,
     worst_start_distance,
     worst_start_tv,
 )
-from glauber.toy_models.stationary import gth_stationary
+from glauber.exact.stationary import gth_stationary
+from glauber.testing import transition_matrices
+from glauber.toy_models.base import FunctionModel
 
 from ._support import exact_stationary
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from glauber.core.enumeration import all_states
 from glauber.errors import InvalidParameterError
-from glauber.toy_models.exact_influence import site_pairs
+from glauber.exact.influence import site_pairs
 
 
 def _check_index(index: int, num_states: int, name: str) -> int:

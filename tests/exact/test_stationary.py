@@ -17,15 +17,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glauber.errors import ConvergenceError, InvalidParameterError
-from glauber.testing import rational_transition_matrices, transition_matrices
-from glauber.toy_models import stationary
-from glauber.toy_models.stationary import (
+from glauber.exact import stationary
+from glauber.exact.stationary import (
     gth_stationary,
     gth_stationary_reference,
     iterative_stationary,
     sparse_stationary,
     stationary_distribution,
 )
+from glauber.testing import rational_transition_matrices, transition_matrices
 
 from ._support import exact_stationary
 

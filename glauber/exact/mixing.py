@@ -1,8 +1,8 @@
 """Worst-start total-variation distance and mixing time of a finite chain, by repeated squaring.
 
 (Above ``max_dense_states`` states, and for fast chains, the sparse stepping of
-:mod:`~glauber.toy_models.stepping` takes over: ``method="auto"``; a Glauber kernel over
-``q > 2n``-ish tokens squares its small factor instead, :mod:`~glauber.toy_models.factored`.)
+:mod:`~glauber.exact.stepping` takes over: ``method="auto"``; a Glauber kernel over
+``q > 2n``-ish tokens squares its small factor instead, :mod:`~glauber.exact.factored`.)
 
 ``d(t) = max_x ||P^t(x, .) - pi||_TV`` (TV is half the L1 distance) and
 ``t_mix(eps) = min{t >= 0 : d(t) <= eps}`` (Levin–Peres–Wilmer, 2nd ed., Sections 4.4–4.5).
@@ -41,9 +41,9 @@ from glauber.errors import (
     InvalidParameterError,
     StateSpaceTooLargeError,
 )
-from glauber.toy_models.array_backend import resolve_array_backend
-from glauber.toy_models.factored import FactoredGlauber, factorable
-from glauber.toy_models.stepping import (
+from glauber.exact.array_backend import resolve_array_backend
+from glauber.exact.factored import FactoredGlauber, factorable
+from glauber.exact.stepping import (
     DEFAULT_MAX_STEPS,
     GlauberKernel,
     PointMassBlocks,
@@ -129,7 +129,7 @@ class _Dense:
 
 def _power(algebra: Any, t: int, cache: list[Any], work: list[Any]) -> Any | None:
     """``P^t`` of ``algebra`` (:class:`_Dense`, or
-    :class:`~glauber.toy_models.factored.FactoredGlauber` and its ``M``) from the binary
+    :class:`~glauber.exact.factored.FactoredGlauber` and its ``M``) from the binary
     expansion of ``t`` (``None`` for ``t = 0``, the identity).
 
     ``cache[k]`` holds ``P^(2^k)`` and is extended as needed; partial products go into the
@@ -237,13 +237,13 @@ def distance_curve(
         Largest chain the dense squaring accepts (``8 S^2`` bytes per stored power).
     method : {"auto", "squaring", "stepping", "factored"}
         Dense repeated squaring, sparse stepping of point masses
-        (:mod:`glauber.toy_models.stepping`), or squaring of the ``n q^(n-1)``-class factor of
-        a Glauber kernel (:mod:`glauber.toy_models.factored`; ``P`` a
-        :class:`~glauber.toy_models.stepping.GlauberKernel` in numpy). ``"auto"`` factors a
-        kernel where :func:`~glauber.toy_models.factored.factorable`, else squares up to
+        (:mod:`glauber.exact.stepping`), or squaring of the ``n q^(n-1)``-class factor of
+        a Glauber kernel (:mod:`glauber.exact.factored`; ``P`` a
+        :class:`~glauber.exact.stepping.GlauberKernel` in numpy). ``"auto"`` factors a
+        kernel where :func:`~glauber.exact.factored.factorable`, else squares up to
         ``max_dense_states`` states and steps above.
     block_bytes : int, optional
-        Memory for the stepping blocks (see :class:`~glauber.toy_models.stepping.PointMassBlocks`).
+        Memory for the stepping blocks (see :class:`~glauber.exact.stepping.PointMassBlocks`).
 
     Returns
     -------
@@ -325,16 +325,16 @@ def mixing_time(
     held at once (``P`` included), with no full-size temporaries.
 
     ``"stepping"``: every start's point mass is stepped with the sparse ``P`` until it is within
-    ``eps`` (:func:`glauber.toy_models.stepping.crossing_times`); memory two ``S x b`` blocks,
+    ``eps`` (:func:`glauber.exact.stepping.crossing_times`); memory two ``S x b`` blocks,
     cost ``sum_x t_x`` sparse column-steps. The only choice above ``max_dense_states``.
 
     ``"factored"``: the doubling and bisection of squaring on the ``R x R`` factor
     ``M = B A`` of a Glauber kernel (``P^t = A M^(t-1) B``, ``R = n q^(n-1)`` classes), with the
-    worst start found by a pruned search (:mod:`glauber.toy_models.factored`); exact, about
+    worst start found by a pruned search (:mod:`glauber.exact.factored`); exact, about
     ``2 log2 t_mix`` evaluations of ``R S n`` operations each, whatever ``t_mix``. For ``P`` a
-    :class:`~glauber.toy_models.stepping.GlauberKernel` in numpy.
+    :class:`~glauber.exact.stepping.GlauberKernel` in numpy.
 
-    ``"auto"``: a factorable kernel (:func:`~glauber.toy_models.factored.factorable`: fewer
+    ``"auto"``: a factorable kernel (:func:`~glauber.exact.factored.factorable`: fewer
     than half as many classes as states, i.e. ``2 n <= q``-ish) is factored. Otherwise, above
     ``max_dense_states`` states, stepping; below, stepping is tried first and abandoned for
     squaring once it has spent about what squaring would cost for the ``t`` reached (see
@@ -421,8 +421,8 @@ def _use_stepping(method: str, num_states: int, max_dense_states: int) -> bool:
 def _factored(P: Any, pi: Any, method: str, backend: str,
               threshold: float | None = None) -> FactoredGlauber | None:
     """The factored algebra where ``method`` asks for it (``"factored"``) or ``"auto"`` finds
-    a :func:`~glauber.toy_models.factored.factorable` kernel in numpy; else None.
-    ``threshold``: see :class:`~glauber.toy_models.factored.FactoredGlauber`."""
+    a :func:`~glauber.exact.factored.factorable` kernel in numpy; else None.
+    ``threshold``: see :class:`~glauber.exact.factored.FactoredGlauber`."""
     if method not in _METHODS:
         raise InvalidParameterError(f"unknown method {method!r}; use one of {_METHODS}")
     if method == "factored":

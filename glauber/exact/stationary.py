@@ -30,6 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from glauber.core.arrays import logsumexp
 from glauber.core.validation import check_positive_int
 from glauber.errors import ConvergenceError, InvalidParameterError, UnderflowError
 
@@ -269,7 +270,7 @@ def log_gth_stationary(P: sp.spmatrix | np.ndarray, log_input: bool = False) -> 
     S = A.shape[0]
     np.fill_diagonal(A, -np.inf)  # never read: the pivot is the off-diagonal row sum
     for k in range(S - 1, 0, -1):
-        log_s = _logsumexp(A[k, :k])
+        log_s = logsumexp(A[k, :k])
         if log_s == -np.inf:
             raise ConvergenceError(
                 f"GTH: state {k} cannot reach states 0..{k - 1}; the chain is reducible and has "
@@ -281,18 +282,8 @@ def log_gth_stationary(P: sp.spmatrix | np.ndarray, log_input: bool = False) -> 
     log_x = np.full(S, -np.inf)
     log_x[0] = 0.0
     for k in range(1, S):
-        log_x[k] = _logsumexp(log_x[:k] + A[:k, k])
-    return log_x - _logsumexp(log_x)
-
-
-def _logsumexp(v: np.ndarray) -> float:
-    """``log(sum(exp(v)))`` without overflow or underflow (``-inf`` for an empty or -inf ``v``)."""
-    if v.size == 0:
-        return -np.inf
-    m = float(v.max())
-    if m == -np.inf:
-        return -np.inf
-    return m + float(np.log(np.sum(np.exp(v - m))))
+        log_x[k] = logsumexp(log_x[:k] + A[:k, k])
+    return log_x - logsumexp(log_x)
 
 
 def log_stationary_distribution(

@@ -44,7 +44,7 @@ from glauber.core.validation import (
     check_vocab_size,
 )
 from glauber.errors import ConvergenceError, InvalidParameterError
-from glauber.toy_models.exact_basins import hitting_probability_within
+from glauber.exact.basins import hitting_probability_within
 
 Matrix = np.ndarray | sp.csr_matrix
 
@@ -64,7 +64,7 @@ def _product(a: Matrix, b: Matrix) -> Matrix:
     squarings cost ``O(n t^2)`` instead of ``O(n^3)``. A product of stochastic matrices is
     exactly stochastic; renormalising removes the rounding drift of the row sums, which
     otherwise compounds over the ~60 squarings of a slow chain (as in
-    :mod:`glauber.toy_models.mixing`).
+    :mod:`glauber.exact.mixing`).
     """
     if sp.issparse(a) and sp.issparse(b):
         out = (a @ b).tocsr()

@@ -1,0 +1,31 @@
+"""Exact Glauber chains over ``V^n`` and everything computed from them.
+
+:class:`ExactChain` (``chain``) is a thin caching class over free functions: the stationary law
+(``stationary``: GTH, log-space GTH, sparse solves), worst-start mixing (``mixing``: repeated
+squaring and bisection; ``stepping``: sparse point-mass stepping; ``factored``: the
+``n q^(n-1)``-class factor of a window), the spectrum (``spectral``), basins, bottlenecks and
+hitting times (``basins``), the exact influence and oscillation matrices (``influence``), margins
+(``margins``), every rectangle (``rectangles``) and the one-step same-site coupling
+(``coupling``). :class:`TabulatedModel` answers from a score table (``score_table``: one per
+model, context and sites, on disk); :class:`CountChain` is the exact lumped chain of a token count
+(``count_chain``). The algorithms take any transition matrix; the models live in
+:mod:`glauber.toy_models`, real models in :mod:`glauber.mlm_backend`.
+"""
+
+from glauber.exact.chain import ExactChain
+from glauber.exact.count_chain import CountChain
+from glauber.exact.mixing import distance_curve, mixing_time
+from glauber.exact.score_table import TabulatedModel, score_table, table_queries
+from glauber.exact.stationary import gth_stationary, stationary_distribution
+
+__all__ = [
+    "CountChain",
+    "ExactChain",
+    "TabulatedModel",
+    "distance_curve",
+    "gth_stationary",
+    "mixing_time",
+    "score_table",
+    "stationary_distribution",
+    "table_queries",
+]
