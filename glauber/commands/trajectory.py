@@ -1,4 +1,5 @@
-"""``glauber trajectory``: long checkpointed chains, traps, margins and semantic drift."""
+"""``glauber trajectory``: long checkpointed chains, traps, margins, semantic drift, and
+convergence diagnostics (R-hat, bulk and tail ESS through ArviZ)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,10 @@ def register(subparsers: Any) -> None:
     add_window_arguments(p)
     p.add_argument("--tau", type=float, default=1.0, help="temperature (default 1)")
     p.add_argument("--steps", type=int, default=10_000, help="steps per chain (default 10000)")
-    p.add_argument("--chains", type=int, default=4, help="number of chains (default 4)")
+    p.add_argument("--chains", type=int, default=8,
+                   help="number of chains, started from dispersed states (the context, trap "
+                        "modes of --starts-from, random states); at least 4 for a convergence "
+                        "verdict (default 8)")
     p.add_argument("--checkpoint-every", type=int, default=500,
                    help="steps between checkpoints (default 500)")
     p.add_argument("--record-every", type=int, default=10,
@@ -34,6 +38,16 @@ def register(subparsers: Any) -> None:
                    help="trap threshold on the windowed mean cosine drift (default 0.12)")
     p.add_argument("--levels", default="0.1,0.2,0.4",
                    help="semantic-drift levels for hitting times (default 0.1,0.2,0.4)")
+    p.add_argument("--energy", default="auto", choices=("auto", "pll", "logits", "none"),
+                   help="energy observable of the diagnostics: -PLL, the negative raw-logit "
+                        "sum, or none; auto: -PLL where its n forwards per recorded state cost "
+                        "at most 1%% of the sampling (toys, short windows), else none")
+    p.add_argument("--starts-from", metavar="DIR", default=None,
+                   help="an earlier trajectory run (its --out folder): its trap modes start "
+                        "up to half of the chains")
+    p.add_argument("--no-diagnostics", action="store_true",
+                   help="skip the convergence diagnostics (they need the 'diagnostics' extra: "
+                        "pip install 'glauber[diagnostics]')")
     p.set_defaults(func=run)
 
 
@@ -48,8 +62,11 @@ def run(args: argparse.Namespace) -> int:
     s = trajectory(window_spec(args.model, args.context, args.sites), args.tau, args.steps,
                    args.chains, args.checkpoint_every, args.out, args.seed, args.record_every,
                    args.length, args.window, args.threshold, args.levels, args.device,
-                   not args.no_progress, command_line())
+                   not args.no_progress, command_line(), diagnostics=not args.no_diagnostics,
+                   energy=args.energy, starts_from=args.starts_from)
     print(f"{s['n_traps']} traps ({s['n_perfect']} perfect) -> {args.out}/trajectory_summary.json")
+    if "diagnostics" in s:
+        print(f"diagnostics: {s['diagnostics']['verdict']} -> {args.out}/diagnostics.json")
     return 0
 
 

@@ -14,6 +14,8 @@ enters); every estimator batches its (state, site) queries into as few :meth:`sc
 - :func:`drift`: Section 5.4, as printed and corrected;
 - :func:`glauber_chains`, :func:`coupling_time`, :func:`maximal_coupling_step`: the sampler and
   the coupling of Section 6.1;
+- :func:`convergence_diagnostics`: rank-normalised split R-hat, bulk and tail ESS of several
+  chains (through ArviZ, the ``diagnostics`` extra);
 - :func:`restrict` (from :mod:`glauber.core.restrict`): the chain on chosen sites of a
   full-length state, a model every estimator runs on.
 
@@ -27,6 +29,7 @@ from glauber.estimators.coupling import (
     coupling_time,
     maximal_coupling_step,
 )
+from glauber.estimators.diagnostics import DiagnosticsResult, convergence_diagnostics
 from glauber.estimators.drift import DriftResult, drift
 from glauber.estimators.escape import Basin, EscapeResult, escape_probability
 from glauber.estimators.influence import InfluenceResult, influence
@@ -52,6 +55,7 @@ __all__ = [
     "Basin",
     "ChainsResult",
     "CouplingResult",
+    "DiagnosticsResult",
     "DriftResult",
     "EscapeResult",
     "InfluenceResult",
@@ -61,6 +65,7 @@ __all__ = [
     "RectangleTestResult",
     "Rectangles",
     "arnold_press_statistic",
+    "convergence_diagnostics",
     "coupling_time",
     "drift",
     "escape_probability",

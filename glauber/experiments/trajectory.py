@@ -19,7 +19,11 @@ Analysis (after the last step), on the recorded states:
   state is the most frequent recorded state of the run, and :func:`glauber.estimators.margins`
   classifies it as *perfect* (every ``Delta_i > 0``, Assumption 1 on the one-state basin) or
   *approximate*, with Theorem 8's escape bound for perfect ones;
-* a PCA projection of the embeddings coloured by time (paper Figures 1 and 4).
+* a PCA projection of the embeddings coloured by time (paper Figures 1 and 4);
+* convergence diagnostics (:mod:`glauber.experiments.trajectory_diagnostics`): the chains start
+  from dispersed states, and ArviZ's rank-normalised split R-hat and bulk and tail ESS of the
+  energy, the Hamming distance to each start, the one-hot tokens per site and the PCA
+  coordinates, along the run, go to ``diagnostics.json`` with figures and a verdict line.
 """
 
 from __future__ import annotations
@@ -38,12 +42,12 @@ from glauber.core.io import atomic_write_text
 from glauber.core.memory import check_fits
 from glauber.core.validation import check_nonnegative_int, check_tau
 from glauber.errors import InvalidParameterError, ResumeMismatchError
+from glauber.estimators.diagnostics import MIN_CHAINS, arviz_array_stats
 from glauber.estimators.margins import margins
 from glauber.estimators.sampler import glauber_chains
 from glauber.experiments.checkpoint import config_hash, differing_fields, dumps
 from glauber.experiments.common import (
     check_length,
-    context_states,
     embed,
     get_model,
     parse_floats,
@@ -53,6 +57,13 @@ from glauber.experiments.common import (
     state_text,
 )
 from glauber.experiments.outdir import OutputFolder, check_out_folder
+from glauber.experiments.trajectory_diagnostics import (
+    DIAGNOSTICS_OUTPUTS,
+    diagnose,
+    dispersed_starts,
+    resolve_energy,
+    trap_modes,
+)
 
 CSV_HEADER = "step,chain,state,text\n"
 #: Files written in the output folder (besides ``checkpoint.json``).
@@ -115,7 +126,8 @@ def run_chains(
             fh.truncate(int(ckpt["csv_bytes"]))
     else:
         step = 0
-        states = context_states(model, config["chains"], config["seed"])
+        states = dispersed_starts(model, config["chains"], config["seed"],
+                                  config.get("trap_starts", ()))
         atomic_write_text(csv_path, CSV_HEADER)
         _append(csv_path, _format_rows(model, np.array([0]), states[None]))
     every, record = config["checkpoint_every"], config["record_every"]
@@ -235,19 +247,34 @@ def analyse(model: Any, config: dict, out: Path) -> dict:
                       "tmix_lower_bound": res.trap_tmix_lower_bound[k]})
     summary = {"config": config, "recorded": int(r), "chains": chains, "traps": traps,
                "n_traps": len(traps), "n_perfect": sum(t["perfect"] for t in traps)}
-    plot_pca(steps, emb, out / "trajectory_pca.png", str(config["model"]))
+    proj = pca_projection(emb)
+    plot_pca(steps, proj, out / "trajectory_pca.png", str(config["model"]))
+    if config["diagnostics"]:
+        summary["diagnostics"] = diagnose(model, config, out, steps, states, proj)
     return summary
 
 
-def plot_pca(steps: np.ndarray, emb: np.ndarray, path: Path, title: str) -> None:
-    """First two principal components of every chain's embeddings, coloured by step."""
-    plt = pyplot()
+def pca_projection(emb: np.ndarray) -> np.ndarray:
+    """The first two principal components ``[R, B, 2]`` of embeddings ``[R, B, d]`` (pooled).
+
+    A component whose singular value is within rounding of zero (a second component of toy
+    embeddings that vary along one direction only) is returned as 0 rather than as noise.
+    """
     r, b, d = emb.shape
     flat = emb.reshape(r * b, d)
     centred = flat - flat.mean(axis=0)
-    _, _, vt = np.linalg.svd(centred, full_matrices=False)
-    comps = vt[:2] if vt.shape[0] >= 2 else np.vstack([vt, np.zeros_like(vt)])
-    proj = (centred @ comps.T).reshape(r, b, 2)
+    _, sv, vt = np.linalg.svd(centred, full_matrices=False)
+    keep = sv[:2] > 1e-9 * max(float(sv[0]) if sv.size else 0.0, np.finfo(float).tiny)
+    comps = np.zeros((2, d))
+    comps[:keep.size][keep] = vt[:2][keep]
+    return (centred @ comps.T).reshape(r, b, 2)
+
+
+def plot_pca(steps: np.ndarray, proj: np.ndarray, path: Path, title: str) -> None:
+    """First two principal components of every chain's embeddings (``[R, B, 2]``), coloured by
+    step."""
+    plt = pyplot()
+    b = proj.shape[1]
     fig, ax = plt.subplots(figsize=(5.5, 4.5))
     for c in range(b):
         ax.plot(proj[:, c, 0], proj[:, c, 1], color="0.8", lw=0.5, zorder=1)
@@ -276,11 +303,15 @@ def trajectory(
     device: str = "cpu",
     progress: bool = True,
     command: str | None = None,
+    diagnostics: bool = True,
+    energy: str = "auto",
+    starts_from: str | os.PathLike[str] | None = None,
 ) -> dict:
     """Run (or resume) long chains and analyse them; see the module docstring.
 
     Writes ``trajectory.csv``, ``checkpoint.json``, ``trajectory_summary.json`` and
-    ``trajectory_pca.png`` in ``out``.
+    ``trajectory_pca.png`` in ``out``, and with ``diagnostics`` (and at least 2 chains) the
+    files of :data:`~glauber.experiments.trajectory_diagnostics.DIAGNOSTICS_OUTPUTS`.
 
     Parameters
     ----------
@@ -299,11 +330,22 @@ def trajectory(
     levels : semantic-drift levels whose hitting times are reported.
     command : str, optional
         The command line, recorded in ``manifest.json``.
+    diagnostics : bool
+        Compute the convergence diagnostics (R-hat, ESS; needs ArviZ, the ``diagnostics``
+        extra, and at least 2 chains, 4 for a verdict).
+    energy : {"auto", "pll", "logits", "none"}
+        The energy observable (:func:`~glauber.experiments.trajectory_diagnostics.resolve_energy`).
+    starts_from : path, optional
+        An earlier run's folder or ``trajectory_summary.json``: its trap modes start chains
+        (after the context, at most ``chains // 2``).
 
     Raises
     ------
     InvalidParameterError
-        Non-positive counts, or ``checkpoint_every`` not a multiple of ``record_every``.
+        Non-positive counts, ``checkpoint_every`` not a multiple of ``record_every``, an unknown
+        ``energy``, or a ``starts_from`` that holds no traps of this model.
+    MissingDependencyError
+        Diagnostics asked for without ArviZ installed (checked before any step).
     InvalidTemperatureError, UnknownModelError, ResumeMismatchError
     ResourceLimitError
         The CSV would not fit on disk or its analysis in memory (checked before any step).
@@ -331,13 +373,20 @@ def trajectory(
     level_list = parse_floats(levels, "levels")
     seed = check_nonnegative_int(seed, "--seed")
     out = check_out_folder(out)
+    diagnostics = bool(diagnostics) and chains >= MIN_CHAINS
+    if diagnostics:
+        arviz_array_stats()  # a missing extra is refused before the model loads
     m = get_model(model, check_length(model, length), device)
     check_sizes(m, steps, chains, record_every, out)
     config = {"experiment": "trajectory", "model": model, "n": int(m.n), "tau": tau,
               "steps": steps, "chains": chains, "checkpoint_every": checkpoint_every,
               "record_every": record_every, "seed": int(seed), "window": window,
-              "threshold": float(threshold), "levels": level_list}
-    with OutputFolder(out, "trajectory", config, OUTPUTS, "checkpoint.json",
+              "threshold": float(threshold), "levels": level_list, "diagnostics": diagnostics,
+              "energy": resolve_energy(m, energy, record_every) if diagnostics else "none"}
+    if starts_from is not None:
+        config["trap_starts"] = trap_modes(starts_from, int(m.n), int(m.q))[:chains // 2]
+    outputs = OUTPUTS + (DIAGNOSTICS_OUTPUTS if diagnostics else ())
+    with OutputFolder(out, "trajectory", config, outputs, "checkpoint.json",
                       command) as folder:
         done = _finished_summary(folder, config)
         if done is not None:  # a finished run: nothing to redo
@@ -393,6 +442,7 @@ __all__ = [
     "cosine_distance",
     "detect_traps",
     "hitting_times",
+    "pca_projection",
     "plot_pca",
     "read_trajectory",
     "run_chains",
