@@ -33,7 +33,9 @@ sys.exit(args.func(args))
 ARGS = ["trajectory", "--model", "ising-cycle:n=8", "--tau", "0.7", "--steps", "8000",
         "--chains", "3", "--checkpoint-every", "400", "--record-every", "10", "--seed", "3",
         "--no-progress"]
-OUTPUTS = ("trajectory.csv", "checkpoint.json", "trajectory_summary.json", "trajectory_pca.png")
+OUTPUTS = ("trajectory.csv", "checkpoint.json", "trajectory_summary.json", "trajectory_pca.png",
+           "diagnostics.json", "diagnostics_trace.png", "diagnostics_rank.png",
+           "diagnostics_rhat.png")
 
 
 def _cmd(out: Path) -> list[str]:
