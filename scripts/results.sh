@@ -39,6 +39,11 @@ run trajectory-ising glauber trajectory --model ising-cycle:n=8 --tau 0.5 --step
 # committed in docs/data/windows; the score tables are cached under $GLAUBER_CACHE).
 echo "== windows: python -m glauber.experiments.windows --out docs/data/windows"
 python -m glauber.experiments.windows --out docs/data/windows
+# R-hat against exact t_mix, and the joints of exact windows (resume from the JSON committed in
+# docs/data/convergence and docs/data/joints; a case already there is skipped).
+echo "== convergence and joints: docs/data/convergence, docs/data/joints"
+python -c "from glauber.experiments import convergence_study, joints; \
+convergence_study.section_data(); joints.section_data()"
 python -m glauber.experiments.results_doc "$OUT" --docs docs --seconds $(( $(date +%s) - start )) \
     --windows docs/data/windows
 echo "wrote docs/results.md"

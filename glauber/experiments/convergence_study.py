@@ -81,6 +81,8 @@ CASES: tuple[tuple[str, float, str], ...] = tuple(
 )
 #: The committed data of the docs/results.md section.
 DATA = Path("docs/data/convergence")
+#: Markers of the section in docs/results.md.
+BEGIN, END = "<!-- convergence:begin -->", "<!-- convergence:end -->"
 
 
 def stationary_law(chain: ExactChain) -> np.ndarray:
@@ -209,6 +211,7 @@ def convergence_markdown(folder: Path = DATA) -> str:
     data = json.loads(path.read_text(encoding="utf-8"))
     rows = data["rows"]
     out = [
+        BEGIN,
         "## R-hat against the exact mixing time",
         "",
         f"{data['chains']} chains per row, run as `glauber trajectory` runs them, on toys and "
@@ -236,8 +239,17 @@ def convergence_markdown(folder: Path = DATA) -> str:
             f"({r['steps']:,}) |")
     out += ["", summary_paragraph(rows), "",
             "Data: `docs/data/convergence/rows.json` "
-            "(`glauber.experiments.convergence_study.section_data`, run by `scripts/results.sh`)."]
+            "(`glauber.experiments.convergence_study.section_data`, run by `scripts/results.sh`).",
+            END]
     return "\n".join(out)
+
+
+def write_section(doc: Path = Path("docs/results.md"), folder: Path = DATA) -> None:
+    """Rewrite the section's marked block of ``doc`` from the data in ``folder`` (before the
+    findings when the block is not there yet)."""
+    from glauber.experiments.windows import splice
+
+    splice(doc, convergence_markdown(folder), BEGIN, END, "\n## Findings against the paper")
 
 
 def summary_paragraph(rows: Sequence[dict]) -> str:
@@ -273,6 +285,8 @@ __all__ = [
     "FALSE_MARGIN",
     "MAX_DRAWS",
     "STARTS",
+    "BEGIN",
+    "END",
     "convergence_markdown",
     "iid_tv_floor",
     "section_data",
@@ -280,4 +294,5 @@ __all__ = [
     "study_case",
     "study_starts",
     "summary_paragraph",
+    "write_section",
 ]

@@ -36,6 +36,8 @@ LEGEND = {
 PIVOTS = ("mode", "context")
 #: The committed data of the docs/results.md section.
 DATA = Path("docs/data/joints")
+#: Markers of the section in docs/results.md.
+BEGIN, END = "<!-- joints:begin -->", "<!-- joints:end -->"
 #: What the section shows: window or toy name -> model specification.
 SECTION_MODELS: dict[str, str] = {
     "AntiBERTy, trastuzumab VH CDR3 100-102 (GGD)": "antiberty@trastuzumab-vh[100-102]",
@@ -171,6 +173,7 @@ def joints_markdown(folder: Path = DATA) -> str:
         return ""
     data = [json.loads(p.read_text(encoding="utf-8")) for p in files]
     out = [
+        BEGIN,
         "## Which joint does Gibbs sampling sample?",
         "",
         "Masked-LM conditionals are incompatible (the rectangle test), so no joint has them all. "
@@ -207,8 +210,16 @@ def joints_markdown(folder: Path = DATA) -> str:
     out += ["", _joints_findings(data), "",
             "Data: `docs/data/joints/` (`glauber.experiments.joints.section_data`, run by "
             "`scripts/results.sh`); one window: `glauber joints --model antiberty --context "
-            "trastuzumab-vh --sites 100-102 --taus 0.5,1,2`."]
+            "trastuzumab-vh --sites 100-102 --taus 0.5,1,2`.", END]
     return "\n".join(out)
+
+
+def write_section(doc: Path = Path("docs/results.md"), folder: Path = DATA) -> None:
+    """Rewrite the section's marked block of ``doc`` from the data in ``folder`` (before the
+    findings when the block is not there yet)."""
+    from glauber.experiments.windows import splice
+
+    splice(doc, joints_markdown(folder), BEGIN, END, "\n## Findings against the paper")
 
 
 def _joints_findings(data: list[dict]) -> str:
@@ -232,7 +243,9 @@ def _joints_findings(data: list[dict]) -> str:
 
 
 __all__ = [
+    "BEGIN",
     "DATA",
+    "END",
     "LEGEND",
     "PIVOTS",
     "SECTION_MODELS",
@@ -241,4 +254,5 @@ __all__ = [
     "joints_markdown",
     "joints_table",
     "section_data",
+    "write_section",
 ]

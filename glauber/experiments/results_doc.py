@@ -20,6 +20,8 @@ from typing import Any, Sequence
 
 from glauber.core.io import atomic_write_text
 from glauber.experiments.compare import certificate_table, margin_table, rectangle_table
+from glauber.experiments.convergence_study import convergence_markdown
+from glauber.experiments.joints import joints_markdown
 from glauber.experiments.windows import windows_command, windows_markdown
 
 #: The paper's Table 1 range of mean |delta| over five MLMs (§4).
@@ -162,6 +164,9 @@ def render(results: Path, docs: Path, seconds: float | None, windows: Path | Non
         "command that regenerates it; rerunning a command in the same folder resumes it.\n"
         + took + "\n"
         + ("" if windows is None else windows_markdown(windows, windows_command(windows)) + "\n")
+        + "".join(block + "\n\n" for block in (
+            convergence_markdown(docs / "data" / "convergence"),
+            joints_markdown(docs / "data" / "joints")) if block)
         + "## Findings against the paper\n\n"
         + findings(compare, alphas, phases, trajectories) + "\n## Runs\n\n"
         + "\n".join(sections)
