@@ -16,6 +16,7 @@ def register(subparsers: Any) -> None:
                     "and writes the same bytes as an uninterrupted run.",
     )
     from glauber.experiments.cli_support import add_common_arguments
+    from glauber.experiments.trajectory_diagnostics import ENERGY_KINDS
     from glauber.models import add_window_arguments
 
     add_common_arguments(p)
@@ -38,7 +39,7 @@ def register(subparsers: Any) -> None:
                    help="trap threshold on the windowed mean cosine drift (default 0.12)")
     p.add_argument("--levels", default="0.1,0.2,0.4",
                    help="semantic-drift levels for hitting times (default 0.1,0.2,0.4)")
-    p.add_argument("--energy", default="auto", choices=("auto", "pll", "logits", "none"),
+    p.add_argument("--energy", default="auto", choices=ENERGY_KINDS,
                    help="energy observable of the diagnostics: -PLL, the negative raw-logit "
                         "sum, or none; auto: -PLL where its n forwards per recorded state cost "
                         "at most 1%% of the sampling (toys, short windows), else none")

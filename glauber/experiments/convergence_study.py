@@ -58,7 +58,7 @@ MAX_DRAWS = 1000
 #: Evaluation points per doubling of the draws (declared steps resolved to ``2^(1/4)``).
 PER_DOUBLING = 4
 #: Run length: ``RUN_FACTOR * t_mix`` steps, clipped to ``[MIN_STEPS, MAX_STEPS]``.
-RUN_FACTOR, MIN_STEPS, MAX_STEPS = 1000, 20_000, 200_000
+RUN_FACTOR, MIN_STEPS, MAX_STEPS = 500, 20_000, 100_000
 #: A declared convergence is *false* when the pooled law is this much further from ``mu_tau``
 #: (in TV) than an i.i.d. sample of the same size.
 FALSE_MARGIN = 0.25

@@ -23,6 +23,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from glauber.core.conditionals import answers_on_host
+from glauber.core.io import atomic_write_text
 from glauber.errors import InvalidParameterError
 from glauber.estimators.diagnostics import (
     MIN_CHAINS,
@@ -162,8 +163,6 @@ def diagnose(model: Any, config: dict, out: Path, steps: np.ndarray, states: np.
                    f"chains is unreliable; use --chains 8): {verdict}")
     report = {**res.report(), "verdict": verdict, "energy": config["energy"],
               "starts": states[0], "model": config["model"], "tau": config["tau"]}
-    from glauber.core.io import atomic_write_text
-
     atomic_write_text(out / "diagnostics.json", dumps(report) + "\n")
     shown = _shown(res)
     title = f"{config['model']}, tau = {config['tau']:g}"
@@ -233,12 +232,13 @@ def plot_rhat(res: Any, shown: Sequence[int], path: Path, title: str) -> None:
     live = ~res.constant
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(6.5, 5), sharex=True)
     x = np.maximum(res.steps, 1)
-    if live.any():
-        worst_rhat = np.nanmax(np.where(np.isnan(res.rhat[:, live]), np.inf, res.rhat[:, live]),
-                               axis=1)
+    if live.any():  # an undefined R-hat (a prefix still constant) counts as the worst
+        worst_rhat = np.where(np.isnan(res.rhat[:, live]), np.inf, res.rhat[:, live]).max(axis=1)
+        least_ess = np.where(np.isnan(res.ess_bulk[:, live]), np.inf,
+                             res.ess_bulk[:, live]).min(axis=1)
         top.plot(x, np.minimum(worst_rhat, 10.0), color="k", lw=1.5, label="max over all")
-        bottom.plot(x, np.nan_to_num(res.ess_bulk[:, live], nan=0.0).min(axis=1), color="k",
-                    lw=1.5, label="min over all")
+        bottom.plot(x, np.where(np.isinf(least_ess), np.nan, least_ess), color="k", lw=1.5,
+                    label="min over all")
     for k in shown:
         top.plot(x, res.rhat[:, k], lw=0.8, label=res.names[k])
         bottom.plot(x, res.ess_bulk[:, k], lw=0.8, label=res.names[k])
