@@ -33,7 +33,7 @@ from glauber.errors import (
     UnknownModelError,
     VocabularyError,
 )
-from glauber.toy_models.specs import TOY_FAMILIES, parse_toy_spec
+from glauber.toy_models.specs import parse_toy_spec, toy_presets
 
 #: Sequence length of an MLM when none is asked for (keeps the default certify run short).
 DEFAULT_MLM_LENGTH = 20
@@ -49,7 +49,7 @@ HUB_PREFIX = "hf:"
 
 def is_toy_spec(spec: str) -> bool:
     """True if ``spec`` names a toy family (``family`` or ``family:key=value,...``)."""
-    return spec.strip().partition(":")[0].strip() in TOY_FAMILIES
+    return spec.strip().partition(":")[0].strip() in toy_presets()
 
 
 def resolve_model(
@@ -66,7 +66,7 @@ def resolve_model(
     spec : str
         A registered MLM name (:func:`glauber.mlm_backend.available_models`), ``hf:<hub name>``,
         a local checkpoint directory, or a toy specification (``ising-cycle:n=8``; see
-        :data:`glauber.toy_models.TOY_FAMILIES`).
+        :func:`glauber.toy_models.toy_presets`).
     length : int, optional
         Sequence length of an MLM (default :data:`DEFAULT_MLM_LENGTH`). A toy model has its own
         ``n``; ``length`` must then be None or equal to it. A window (``model@context[sites]``)
@@ -394,7 +394,7 @@ def _choices() -> str:
 
     return (
         f"Masked LMs available offline: {', '.join(available_models())} (or {HUB_PREFIX}<hub "
-        f"name>, or a local checkpoint directory); toy families: {', '.join(TOY_FAMILIES)} "
+        f"name>, or a local checkpoint directory); toy families: {', '.join(toy_presets())} "
         "(e.g. ising-cycle:n=8,J=1.0)"
     )
 

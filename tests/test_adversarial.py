@@ -51,8 +51,7 @@ from glauber.theory.escape import (
     log_theorem8_tmix_lower_bound,
 )
 from glauber.theory.verified_power import columns_at_most_one
-from glauber.toy_models import FunctionModel, IsingModel
-from glauber.toy_models.ising import AsymmetricIsingModel
+from glauber.toy_models import AsymmetricIsingModel, FunctionModel, IsingModel
 
 LARGE = "GLAUBER_ADVERSARIAL_EXAMPLES" in os.environ
 TOTAL = int(os.environ.get("GLAUBER_ADVERSARIAL_EXAMPLES", "800"))

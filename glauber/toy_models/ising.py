@@ -1,4 +1,4 @@
-"""Ising models: the Gibbs (compatible) model on a graph and the asymmetric (incompatible) one.
+"""The Ising model on a graph (a Gibbs, compatible model) and its toy family record.
 
 Tokens ``0`` and ``1`` are the spins ``-1`` and ``+1``. With the local field
 ``f_i(x) = h_i + sum_k J_ik s(x_k)`` the score of spin ``s`` at site ``i`` is ``s * f_i(x)``, so
@@ -6,8 +6,7 @@ at temperature ``tau`` the conditional is ``p(+1 | x_{-i}) = 1 / (1 + exp(-2 f_i
 heat-bath (Glauber) update of the Ising model at inverse temperature ``beta = 1 / tau``
 (Levin–Peres–Wilmer 2nd ed., Section 3.3.5). When ``J`` is symmetric these conditionals are
 those of ``pi(x) ∝ exp(beta (sum_{u<v} J_uv s_u s_v + sum_i h_i s_i))`` (compatible: Theorem 3);
-when it is not, no joint law has them (the rectangle test of Proposition 4 gives
-``|delta| = 4 |J_ij - J_ji|``).
+when it is not, no joint law has them (:mod:`glauber.toy_models.asym_ising`).
 """
 
 from __future__ import annotations
@@ -25,8 +24,19 @@ from glauber.core.validation import (
 )
 from glauber.errors import InvalidGraphError, InvalidParameterError
 from glauber.toy_models.base import ToyModel
+from glauber.toy_models.family import Preset, ToyFamily
 
 Coupling = float | str | Mapping[Any, float]
+
+#: Graph shapes the graph families (Ising, Potts) draw, simplest (for shrinking) first.
+GRAPH_KINDS = ("random", "path", "cycle", "star", "complete", "grid")
+#: How couplings are drawn: one value for every edge, or one per edge.
+COUPLING_MODES = ("uniform", "per-edge")
+#: How fields are drawn: zero, one value for every site, or one per site.
+FIELD_MODES = ("zero", "uniform", "per-site")
+#: The draw options of the graph families and their defaults.
+GRAPH_OPTIONS = {"graphs": GRAPH_KINDS, "coupling": (-2.0, 2.0), "coupling_modes": COUPLING_MODES,
+                 "field": (-2.0, 2.0), "field_modes": FIELD_MODES}
 
 
 def graph_sites(graph: nx.Graph) -> tuple[Any, ...]:
@@ -136,7 +146,14 @@ def symmetric_matrix(n: int, pairs: np.ndarray, weights: np.ndarray) -> np.ndarr
     return mat
 
 
-def _site_field(field: Any, nodes: tuple[Any, ...]) -> np.ndarray:
+def site_field(field: Any, nodes: tuple[Any, ...]) -> np.ndarray:
+    """Fields ``h`` in site order from a number, a dict node -> ``h`` or ``n`` values.
+
+    Raises
+    ------
+    InvalidParameterError
+        If a key is not a node, a value is not a finite real, or an array has the wrong shape.
+    """
     n = len(nodes)
     if isinstance(field, Mapping):
         site_of = {v: i for i, v in enumerate(nodes)}
@@ -164,7 +181,7 @@ def spins(states: np.ndarray) -> np.ndarray:
     return 2.0 * np.asarray(states, dtype=np.float64) - 1.0
 
 
-def _ising_scores(local_field: np.ndarray) -> np.ndarray:
+def ising_scores(local_field: np.ndarray) -> np.ndarray:
     """Scores ``[-f, +f]`` of the tokens 0 (spin -1) and 1 (spin +1) for local fields ``f[B]``."""
     return np.stack([-local_field, local_field], axis=1)
 
@@ -226,11 +243,11 @@ class IsingModel(ToyModel):
         self.site_of = {v: i for i, v in enumerate(nodes)}
         self.edges, self.edge_couplings = graph_couplings(graph, nodes, coupling)
         self.J = symmetric_matrix(self.n, self.edges, self.edge_couplings)
-        self.h = _site_field(field, nodes)
+        self.h = site_field(field, nodes)
 
     def score_site(self, states: np.ndarray, site: int) -> np.ndarray:
         # J[site, site] = 0, so the token at `site` does not enter.
-        return _ising_scores(self.h[site] + spins(states) @ self.J[site])
+        return ising_scores(self.h[site] + spins(states) @ self.J[site])
 
     def log_weight(self, states: np.ndarray) -> np.ndarray:
         """Gibbs log-weight at ``tau = 1``, ``sum_{edges} J_uv s_u s_v + sum_i h_i s_i = -energy``.
@@ -246,88 +263,92 @@ class IsingModel(ToyModel):
         return -self.log_weight(states)
 
 
-class AsymmetricIsingModel(ToyModel):
-    """Ising-type conditionals with a general, possibly asymmetric, coupling matrix.
-
-    ``s_i(s; x_{-i}) = s * (h_i + sum_k J_ik s(x_k))``: the influence of ``k`` on ``i`` is
-    ``J_ik``. If ``J`` is symmetric this is :class:`IsingModel`; otherwise the conditionals are
-    incompatible (no joint law has them: the rectangle of Proposition 4 flipping spins ``i`` and
-    ``j`` has ``|delta| = 4 |J_ij - J_ji|`` at ``tau = 1``), the toy analogue of an MLM.
-
-    Parameters
-    ----------
-    J : array_like, shape (n, n)
-        Real, finite, zero diagonal.
-    field : float or array_like of shape (n,), default 0.0
-    name : str, optional
+def cycle_graph(n: int) -> nx.Graph:
+    """The ``n``-cycle, for ``n >= 3`` (a command-line preset's graph).
 
     Raises
     ------
     InvalidParameterError
-        If ``J`` is not a finite square matrix with zero diagonal, or the field is malformed.
+        If ``n < 3``.
     """
+    if check_positive_int(n, "n") < 3:
+        raise InvalidParameterError(f"a cycle needs n >= 3 sites, got n={n}; use a path instead")
+    return nx.cycle_graph(n)
 
-    def __init__(
-        self, J: Any, field: float | np.ndarray = 0.0, name: str | None = None
-    ) -> None:
-        mat = as_real_array(J, "couplings J")
-        if mat.ndim != 2 or mat.shape[0] != mat.shape[1] or mat.shape[0] < 1:
-            raise InvalidParameterError(f"J must be a square n x n matrix, got shape {mat.shape}")
-        if not np.isfinite(mat).all():
-            raise InvalidParameterError("J must be finite; replace its NaN/inf entries")
-        if np.any(np.diag(mat) != 0.0):
-            raise InvalidParameterError(
-                "J must have a zero diagonal (a site does not influence itself); set "
-                "np.fill_diagonal(J, 0)"
-            )
-        super().__init__(mat.shape[0], 2, name=name or "asym-ising", labels=("-1", "+1"))
-        self.J = mat
-        self.h = _site_field(field, tuple(range(self.n)))
 
-    @classmethod
-    def random(
-        cls,
-        n: int,
-        rng: np.random.Generator | int | None = None,
-        scale: float = 1.0,
-        asym: float = 0.5,
-        field: float | np.ndarray = 0.0,
-    ) -> "AsymmetricIsingModel":
-        """Random couplings ``J = scale * (S + asym * A)``, ``G`` i.i.d. standard normal off the
-        diagonal, ``S = (G + G^T)/2``, ``A = (G - G^T)/2``.
+def edge_graph(n: int, edges: tuple[tuple[int, int], ...]) -> nx.Graph:
+    """The graph on sites ``0..n-1`` with these edges (a :class:`ModelSpec`'s graph)."""
+    graph = nx.Graph()
+    graph.add_nodes_from(range(n))
+    graph.add_edges_from(edges)
+    return graph
 
-        ``asym = 0`` gives a symmetric (compatible) ``J``; ``asym = 1`` gives ``J = scale * G``
-        with independent entries.
 
-        Raises
-        ------
-        InvalidParameterError
-            If ``n < 1``, ``scale`` is not finite, or ``asym`` is outside ``[0, 1]``.
-        """
-        n = check_positive_int(n, "n")
-        scale = check_finite_float(scale, "scale")
-        asym = check_finite_float(asym, "asym")
-        if not 0.0 <= asym <= 1.0:
-            raise InvalidParameterError(f"asym must lie in [0, 1], got {asym}")
-        g = np.random.default_rng(rng).standard_normal((n, n))
-        np.fill_diagonal(g, 0.0)
-        sym, anti = (g + g.T) / 2.0, (g - g.T) / 2.0
-        return cls(scale * (sym + asym * anti), field=field)
+# ------------------------------------------------------------------------------- the family
+def _build(n: int, q: int, edges: tuple, couplings: tuple, field: tuple) -> IsingModel:
+    return IsingModel(edge_graph(n, edges), coupling=dict(zip(edges, couplings)),
+                      field=np.array(field, dtype=np.float64))
 
-    def is_compatible(self) -> bool:
-        """True iff ``J`` is exactly symmetric (then the model is Gibbs, Theorem 3)."""
-        return bool(np.array_equal(self.J, self.J.T))
 
-    def score_site(self, states: np.ndarray, site: int) -> np.ndarray:
-        # J[site, site] = 0, so the token at `site` does not enter.
-        return _ising_scores(self.h[site] + spins(states) @ self.J[site])
+def _draw(draw: Any, n: int, q: int, options: Mapping[str, Any]) -> dict[str, Any]:
+    from glauber.toy_models.draws import draw_graph_model
+
+    return draw_graph_model(draw, n, options)
+
+
+def _star(n: int, J: float, h: float, hub_h: float) -> IsingModel:
+    graph = nx.star_graph(check_positive_int(n, "n") - 1)  # hub 0 and n - 1 leaves
+    field = {v: h for v in graph.nodes}
+    field[0] = h + hub_h
+    return IsingModel(graph, coupling=J, field=field)
+
+
+def _grid(rows: int, cols: int, J: float, h: float) -> IsingModel:
+    graph = nx.grid_2d_graph(check_positive_int(rows, "rows"), check_positive_int(cols, "cols"))
+    return IsingModel(graph, coupling=J, field=h)
+
+
+#: The Ising family: any graph, couplings per edge, fields per site.
+ISING = ToyFamily(
+    "ising", _build, _draw, GRAPH_OPTIONS, min_sites=1, max_q=2,
+    presets={
+        "ising-cycle": Preset(
+            lambda n, J, h: IsingModel(cycle_graph(n), coupling=J, field=h),
+            {"n": 8, "J": 1.0, "h": 0.0},
+            "Ising on the n-cycle (LPW Theorem 15.5 gives its relaxation time), coupling J, "
+            "field h"),
+        "ising-path": Preset(
+            lambda n, J, h: IsingModel(nx.path_graph(check_positive_int(n, "n")), coupling=J,
+                                       field=h),
+            {"n": 8, "J": 1.0, "h": 0.0}, "Ising on the path of n sites"),
+        "ising-grid": Preset(_grid, {"rows": 3, "cols": 3, "J": 1.0, "h": 0.0},
+                             "Ising on the rows x cols grid (free boundary)"),
+        "ising-star": Preset(
+            _star, {"n": 6, "J": 1.0, "h": 0.0, "hub_h": 0.0},
+            "Ising on a star: hub site 0 and n-1 leaves; field h everywhere plus hub_h on the "
+            "hub"),
+        "ising-complete": Preset(
+            lambda n, J, h: IsingModel(nx.complete_graph(check_positive_int(n, "n")),
+                                       coupling=J, field=h),
+            {"n": 6, "J": 1.0, "h": 0.0}, "Ising on the complete graph K_n"),
+    },
+    spin_couplings=lambda model: (model.J, model.h),
+)
 
 
 __all__ = [
-    "AsymmetricIsingModel",
+    "COUPLING_MODES",
+    "FIELD_MODES",
+    "GRAPH_KINDS",
+    "GRAPH_OPTIONS",
+    "ISING",
     "IsingModel",
+    "cycle_graph",
+    "edge_graph",
     "graph_couplings",
     "graph_sites",
+    "ising_scores",
+    "site_field",
     "spins",
     "symmetric_matrix",
 ]

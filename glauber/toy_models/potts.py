@@ -1,4 +1,5 @@
-"""The Potts model on a graph: ``q`` colours, a Gibbs (compatible) conditional model."""
+"""The Potts model on a graph: ``q`` colours, a Gibbs (compatible) conditional model, and its toy
+family record."""
 
 from __future__ import annotations
 
@@ -11,8 +12,12 @@ import numpy as np
 from glauber.core.validation import as_real_array
 from glauber.errors import InvalidParameterError, VocabularyError
 from glauber.toy_models.base import ToyModel
+from glauber.toy_models.family import Preset, ToyFamily
 from glauber.toy_models.ising import (
+    GRAPH_OPTIONS,
     Coupling,
+    cycle_graph,
+    edge_graph,
     graph_couplings,
     graph_sites,
     symmetric_matrix,
@@ -118,4 +123,25 @@ class PottsModel(ToyModel):
         return same @ self.edge_couplings + self.h[np.arange(self.n), x].sum(axis=1)
 
 
-__all__ = ["PottsModel"]
+# ------------------------------------------------------------------------------- the family
+def _build(n: int, q: int, edges: tuple, couplings: tuple, field: tuple) -> PottsModel:
+    return PottsModel(edge_graph(n, edges), q, coupling=dict(zip(edges, couplings)),
+                      field=np.array(field, dtype=np.float64))
+
+
+def _draw(draw: Any, n: int, q: int, options: Mapping[str, Any]) -> dict[str, Any]:
+    from glauber.toy_models.draws import draw_graph_model
+
+    return draw_graph_model(draw, n, options, width=q)
+
+
+#: The Potts family: any graph and vocabulary, couplings per edge, per-colour fields per site.
+POTTS = ToyFamily(
+    "potts", _build, _draw, GRAPH_OPTIONS, min_sites=1, max_q=None,
+    presets={"potts-cycle": Preset(
+        lambda n, q, J: PottsModel(cycle_graph(n), q, coupling=J),
+        {"n": 6, "q": 3, "J": 1.0}, "q-colour Potts on the n-cycle, coupling J")},
+)
+
+
+__all__ = ["POTTS", "PottsModel"]

@@ -37,8 +37,7 @@ from glauber.errors import (
 from glauber.exact import ExactChain
 from glauber.exact.score_table import score_table, table_queries
 from glauber.testing import graphs, models, temperatures
-from glauber.toy_models import IsingModel, PottsModel
-from glauber.toy_models.random_models import RandomJointModel
+from glauber.toy_models import IsingModel, PottsModel, RandomJointModel
 
 SETTINGS = settings(max_examples=40, deadline=None, database=None)
 

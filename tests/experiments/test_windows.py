@@ -22,7 +22,7 @@ def test_spectral_lower_bound_is_tight_on_the_symmetric_two_state_chain(a):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_spectral_lower_bound_never_exceeds_exact_tmix_on_incompatible_chains(seed):
-    from glauber.toy_models.random_models import RandomTableModel
+    from glauber.toy_models import RandomTableModel
 
     for tau in (0.5, 1.0, 2.0):
         chain = ExactChain(RandomTableModel(3, 3, rng=seed, scale=2.0), tau)
