@@ -3,7 +3,7 @@
 Models: :class:`IsingModel`, :class:`AsymmetricIsingModel`, :class:`PottsModel`,
 :class:`CurieWeissModel` (with its exact lumped chain :class:`CurieWeissLumpedChain`),
 :class:`PlantedBasinModel`, :class:`RandomTableModel`, :class:`RandomJointModel`,
-:class:`FunctionModel` (any score function), and the exact counterexamples of the statements
+:class:`ClockModel`, :class:`FunctionModel` (any score function), and the exact counterexamples of the statements
 that are false as printed. Each family module ends with its record (:class:`ToyFamily`); the
 records are listed once, in :data:`FAMILIES`, which the command line (:func:`parse_toy_spec`),
 :mod:`glauber.testing` and ``glauber verify --examples`` read. The exact chains and their
@@ -23,6 +23,7 @@ from glauber.exact import (
 )
 from glauber.toy_models.asym_ising import ASYM_ISING, AsymmetricIsingModel
 from glauber.toy_models.base import FunctionModel, ToyModel
+from glauber.toy_models.clock import CLOCK, ClockModel
 from glauber.toy_models.counterexamples import (
     Counterexample,
     boundary_drift_counterexample,
@@ -41,10 +42,11 @@ from glauber.toy_models.specs import parse_toy_spec, toy_presets
 
 #: Every toy family, in shrinking order (a new family goes last; see :class:`FamilyTable`).
 FAMILIES = FamilyTable(ISING, CURIE_WEISS, POTTS, PLANTED, RANDOM_JOINT, ASYM_ISING, RANDOM_TABLE,
-                       RESTRICTED)
+                       RESTRICTED, CLOCK)
 
 __all__ = [
     "AsymmetricIsingModel",
+    "ClockModel",
     "CountChain",
     "Counterexample",
     "CurieWeissLumpedChain",
