@@ -52,6 +52,24 @@ def is_toy_spec(spec: str) -> bool:
     return spec.strip().partition(":")[0].strip() in toy_presets()
 
 
+def toy_spec_at_length(spec: str, length: int) -> str:
+    """The toy specification ``spec`` with its ``n`` set to ``length``.
+
+    Raises
+    ------
+    InvalidParameterError
+        If the family has no ``n`` (e.g. ``ising-grid``: set ``rows``/``cols`` instead).
+    """
+    family, _, rest = spec.strip().partition(":")
+    if "n" not in toy_presets()[family.strip()].defaults:
+        raise InvalidParameterError(
+            f"toy family {family!r} has no length n; give its size in the specification and "
+            "leave --length/--lengths out"
+        )
+    items = [i.strip() for i in rest.split(",") if i.strip() and i.split("=")[0].strip() != "n"]
+    return f"{family.strip()}:" + ",".join([f"n={check_positive_int(length, 'length')}", *items])
+
+
 def resolve_model(
     spec: str,
     length: int | None = None,
@@ -471,5 +489,6 @@ __all__ = [
     "resolve_context",
     "resolve_model",
     "split_window_spec",
+    "toy_spec_at_length",
     "window_spec",
 ]

@@ -29,7 +29,7 @@ ALLOWED: dict[str, set[str]] = {
     "certify": {"exact", "estimators", "theory", "core", "errors"},
     "testing": {"certify", "toy_models", "exact", "estimators", "theory", "core", "errors"},
     "verification": {"testing", "toy_models", "exact", "theory", "core", "errors"},
-    "experiments": {"certify", "models", "toy_models", "exact", "estimators", "mlm_backend",
+    "experiments": {"certify", "models", "exact", "estimators", "mlm_backend",
                     "theory", "core", "errors"},
     "commands": {"verification", "experiments", "testing", "certify", "models", "toy_models",
                  "exact", "estimators", "mlm_backend", "theory", "core", "errors"},

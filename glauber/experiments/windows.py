@@ -15,7 +15,7 @@ Two experiments (docs/results.md, "In context"):
   shipped chain (``20^3 = 8000`` states), on AntiBERTy and on Sapiens (``sapiens-vh`` on a heavy
   chain, ``sapiens-vl`` on a light chain), beside toy chains of the same size, at every
   temperature of a grid from one score table per window
-  (:class:`~glauber.toy_models.ExactChain`; the table is kept under ``$GLAUBER_CACHE``): exact
+  (:class:`~glauber.exact.ExactChain`; the table is kept under ``$GLAUBER_CACHE``): exact
   worst-start ``t_mix(1/4)``, absolute spectral gap, the exact influence summaries and the
   corrected Theorem 5 certificate (:func:`glauber.certify.exact.exact_values`), the stationary
   mode and its mass, and Theorem 8's escape bound on the best perfect trap.
@@ -80,20 +80,6 @@ def load_mlm(name: str, n: int) -> Any:
     from glauber.mlm_backend import load_model
 
     return load_model(name, n=n)
-
-
-def toy(spec: str) -> Any:
-    """A toy of :data:`TOYS`: a registered specification, or ``random-table:...``
-    (:class:`~glauber.toy_models.random_models.RandomTableModel`)."""
-    from glauber.toy_models.random_models import RandomTableModel
-    from glauber.toy_models.specs import parse_toy_spec
-
-    family, _, rest = spec.partition(":")
-    if family != "random-table":
-        return parse_toy_spec(spec)
-    kw = dict(item.split("=") for item in rest.split(","))
-    return RandomTableModel(int(kw["n"]), int(kw["q"]), rng=int(kw["seed"]),
-                            scale=float(kw["scale"]), name=spec)
 
 
 def window_sites(chain: str, motif: str, offset: int, k: int = 3) -> list[int]:
@@ -179,7 +165,7 @@ def rectangle_row(model_name: str, length: int | str, contexts: int = 8, rectang
 # ------------------------------------------------------------------------------ exact chains
 def capped_tmix(chain: ExactChain, eps: float = EPS, cap: int = TMIX_CAP) -> int | None:
     """Exact worst-start ``t_mix(eps)``: by squaring the chain's factor where it has one
-    (:attr:`~glauber.toy_models.ExactChain.factored`: any ``t``, no cap), else by stepping
+    (:attr:`~glauber.exact.ExactChain.factored`: any ``t``, no cap), else by stepping
     every start's point mass, None when a start needs more than ``cap`` steps (so a slow
     chain costs at most ``cap`` steps)."""
     method = "auto" if chain.factored else "stepping"
@@ -312,7 +298,9 @@ def chain_model(label: str) -> Any:
     from glauber.mlm_backend.sequences import ANTIBODY_SEQUENCES
 
     if label not in WINDOWS:
-        return toy(label)
+        from glauber.models import resolve_model
+
+        return resolve_model(label)
     model_name, chain, motif, offset = WINDOWS[label]
     seq = ANTIBODY_SEQUENCES[chain]
     whole = load_mlm(model_name, len(seq))
@@ -620,7 +608,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 __all__ = ["BEGIN", "END", "LENGTHS", "TAUS", "TOYS", "WINDOWS", "capped_tmix", "chain_model", "refine_tmix", "exact_rows",
            "exact_window", "exact_markdown", "main", "rectangle_markdown", "rectangle_row",
-           "run", "spectral_lower_bound", "splice", "toy", "window_sites", "windows_command",
+           "run", "spectral_lower_bound", "splice", "window_sites", "windows_command",
            "windows_markdown"]
 
 if __name__ == "__main__":

@@ -108,11 +108,11 @@ def test_refine_steps_open_rows_again_up_to_the_new_cap(tmp_path):
     from glauber.core.io import write_json_atomic
 
     label = "potts-cycle:n=3,q=4,J=1.0"
-    chain = ExactChain(windows.toy(label), 1.0)
+    chain = ExactChain(windows.chain_model(label), 1.0)
     exact = chain.mixing_time(0.25)
     cap = exact - 2  # above the spectral lower bound, below t_mix: stepping gives up
     assert windows.spectral_lower_bound(chain.absolute_spectral_gap()) <= cap
-    rows, _ = windows.exact_rows(windows.toy(label), taus=(1.0,), cap=cap)
+    rows, _ = windows.exact_rows(windows.chain_model(label), taus=(1.0,), cap=cap)
     assert rows[0]["tmix"] is None and rows[0]["tmix_lower_bound"] == cap + 1
     path = tmp_path / "exact.json"
     write_json_atomic(path, {"cap": cap, "results": [{"label": label, "rows": rows}]})
