@@ -1,7 +1,11 @@
 """The ``glauber`` command: a thin dispatcher over :mod:`glauber.commands`.
 
-Each sub-command lives in ``glauber/commands/<name>.py`` and defines ``register(subparsers)``
-(adds its parser and sets ``func``) — so importing the CLI stays cheap and commands stay separate.
+Each sub-command lives in ``glauber/commands/<name>.py`` (named in :data:`COMMANDS`) and defines
+``HELP`` (its line in ``glauber --help``) and ``register(subparsers)`` (adds its parser, sets
+``func``). A command module is light at import (argparse and the standard library), and its
+parser is built only when the command is named (:class:`LazyCommands`), so ``glauber --version``
+and ``glauber --help`` import neither numpy, scipy, torch nor any command's work, and a command
+imports only what it runs.
 
 Errors take one path (:func:`main`): every :class:`~glauber.errors.GlauberError`, every
 operating-system error on a user's file, and running out of memory are printed as one line,
@@ -19,7 +23,7 @@ import importlib
 import os
 import sys
 import traceback
-from typing import Sequence
+from typing import Any, Sequence
 
 from glauber import __version__
 from glauber.errors import (
@@ -31,6 +35,7 @@ from glauber.errors import (
 
 COMMANDS = (
     "verify", "certify", "recheck", "phase_diagram", "alpha_curve", "trajectory", "compare",
+    "results",
 )
 
 #: Exit codes of the ``glauber`` command.
@@ -39,8 +44,50 @@ EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 0, 1, 2,
 USAGE_ERRORS = (GlauberInputError, ResumeMismatchError, MissingDependencyError)
 
 
+class LazyCommands(argparse._SubParsersAction):
+    """The sub-commands of :data:`COMMANDS`, each parser built when its command is named.
+
+    ``glauber --help`` lists every command with its module's ``HELP``; the command's
+    ``register`` (which may import what its options need, e.g. certify's defaults) runs only
+    when the command line names it.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._modules: dict[str, str] = {}
+        for name in COMMANDS:
+            module = f"glauber.commands.{name}"
+            command = name.replace("_", "-")
+            self._modules[command] = module
+            self._name_parser_map[command] = None  # a known choice, its parser not built yet
+            self._choices_actions.append(
+                self._ChoicesPseudoAction(command, (), importlib.import_module(module).HELP))
+
+    def add_parser(self, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+        """The parser of command ``name`` (called by the command's ``register``)."""
+        kwargs.pop("help", None)  # listed already, from the module's HELP
+        kwargs.setdefault("prog", f"{self._prog_prefix} {name}")
+        parser = self._parser_class(**kwargs)
+        self._name_parser_map[name] = parser
+        return parser
+
+    def command_parser(self, name: str) -> argparse.ArgumentParser:
+        """The parser of command ``name``, built (its module's ``register`` run) on first use."""
+        if self._name_parser_map.get(name) is None and name in self._modules:
+            importlib.import_module(self._modules[name]).register(self)
+            self._name_parser_map[name].add_argument(  # `glauber certify --debug ...` works too
+                "--debug", action="store_true", default=argparse.SUPPRESS,
+                help="show the Python traceback of an error (default: one line)")
+        return self._name_parser_map[name]
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        self.command_parser(values[0])
+        super().__call__(parser, namespace, values, option_string)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    """Return the top-level argument parser with every sub-command registered."""
+    """Return the top-level argument parser (sub-commands built when named)."""
     parser = argparse.ArgumentParser(
         prog="glauber",
         description="Exact and numerical certificates for Glauber dynamics on masked LMs.",
@@ -48,12 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"glauber {__version__}")
     parser.add_argument("--debug", action="store_true",
                         help="show the Python traceback of an error (default: one line)")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMANDS:
-        importlib.import_module(f"glauber.commands.{name}").register(sub)
-    for child in sub.choices.values():  # `glauber certify --debug ...` works too
-        child.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                           help="show the Python traceback of an error (default: one line)")
+    parser.add_subparsers(dest="command", required=True, metavar="COMMAND", action=LazyCommands)
     return parser
 
 
@@ -116,6 +158,7 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_USAGE",
+    "LazyCommands",
     "main",
     "USAGE_ERRORS",
 ]

@@ -17,7 +17,6 @@ MLM names.
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 from pathlib import Path
@@ -50,6 +49,25 @@ HUB_PREFIX = "hf:"
 def is_toy_spec(spec: str) -> bool:
     """True if ``spec`` names a toy family (``family`` or ``family:key=value,...``)."""
     return spec.strip().partition(":")[0].strip() in toy_presets()
+
+
+def toy_length(spec: str) -> int | None:
+    """The ``n`` a toy specification sets explicitly (``ising-cycle:n=6`` -> 6), else None.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``n`` is given but is not an integer.
+    """
+    for item in spec.partition(":")[2].split(","):
+        key, _, value = item.partition("=")
+        if key.strip() == "n":
+            try:
+                return int(value)
+            except ValueError:
+                raise InvalidParameterError(
+                    f"{spec}: n={value.strip()!r} is not an integer; e.g. n=8") from None
+    return None
 
 
 def toy_spec_at_length(spec: str, length: int) -> str:
@@ -161,24 +179,6 @@ def resolve_model(
                 f"autocast applies to masked LMs, not to {spec}; drop --autocast"
             ) from exc
     raise UnknownModelError(f"unknown model {spec!r}. " + _choices())
-
-
-def add_window_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--context`` and ``--sites``: resample chosen positions of a full sequence
-    (:func:`window_spec`)."""
-    parser.add_argument(
-        "--context", metavar="CONTEXT", default=None,
-        help="a full sequence whose other positions stay frozen: a shipped chain ("
-        "trastuzumab-vh, trastuzumab-vl, pertuzumab-vh, pertuzumab-vl), a file holding the "
-        "sequence on one line, the sequence itself (text for natural-language models), or "
-        "comma-separated token indices for a toy model; the model then runs at the context's "
-        "length",
-    )
-    parser.add_argument(
-        "--sites", metavar="SITES", default=None,
-        help="positions of the context to resample, 1-based and inclusive (e.g. 98-100 or "
-        "5,9,12-14; default: every position); needs --context",
-    )
 
 
 def window_spec(model: str, context: str | None, sites: str | None = None) -> str:
@@ -489,6 +489,7 @@ __all__ = [
     "resolve_context",
     "resolve_model",
     "split_window_spec",
+    "toy_length",
     "toy_spec_at_length",
     "window_spec",
 ]

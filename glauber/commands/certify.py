@@ -13,36 +13,28 @@ import inspect
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
-from tqdm import tqdm
+from glauber.commands.arguments import add_window_arguments
 
-from glauber.certify import Source, certify, format_certificate
-from glauber.core.io import atomic_write_text, check_output_path
-from glauber.core.validation import (
-    check_eps,
-    check_nonnegative_int,
-    check_positive_int,
-    check_tau,
-)
-from glauber.errors import InvalidParameterError
-from glauber.models import (
-    DEFAULT_MLM_LENGTH,
-    EXACT_WINDOW_MAX_STATES,
-    add_window_arguments,
-    read_states,
-    resolve_model,
-    window_spec,
-)
+#: The line of ``glauber --help``.
+HELP = "certify a masked LM or a toy model at a temperature (table + JSON)"
 
-#: The defaults of :func:`certify`, shared by the options below.
-DEFAULTS = {name: p.default for name, p in inspect.signature(certify).parameters.items()}
+
+def certify_defaults() -> dict[str, Any]:
+    """The defaults of :func:`glauber.certify.certify`, which the options below share."""
+    from glauber.certify import certify
+
+    return {name: p.default for name, p in inspect.signature(certify).parameters.items()}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``certify`` parser to the ``glauber`` command."""
+    from glauber.models import DEFAULT_MLM_LENGTH, EXACT_WINDOW_MAX_STATES
+
+    DEFAULTS = certify_defaults()
     parser = subparsers.add_parser(
         "certify",
-        help="certify a masked LM or a toy model at a temperature (table + JSON)",
         description=(
             "Run the rectangle test, influence and oscillation estimates (corrected Theorem 5, "
             "Corollary 7), margins (Theorem 8), the Section 5.4 drift and coupling times on one "
@@ -108,6 +100,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Certify the model; print the table; write the JSON. Returns the exit code."""
+    from tqdm import tqdm
+
+    from glauber.certify import Source, certify, format_certificate
+    from glauber.core.io import atomic_write_text, check_output_path
+    from glauber.core.validation import (
+        check_eps,
+        check_nonnegative_int,
+        check_positive_int,
+        check_tau,
+    )
+    from glauber.errors import InvalidParameterError
+    from glauber.models import read_states, resolve_model, window_spec
+
     tau = check_tau(args.tau)
     eps = check_eps(args.eps)
     seed = check_nonnegative_int(args.seed, "--seed")
@@ -148,7 +153,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 __all__ = [
-    "DEFAULTS",
+    "HELP",
+    "certify_defaults",
     "register",
     "run",
 ]

@@ -158,7 +158,7 @@ def check_length(spec: str, length: int | None) -> int | None:
         or a window (``model@context[sites]``, whose sites set its length) and ``length`` is
         given.
     """
-    from glauber.models import CONTEXT_SEPARATOR, is_toy_spec
+    from glauber.models import CONTEXT_SEPARATOR, is_toy_spec, toy_length
 
     if length is not None and CONTEXT_SEPARATOR in spec:
         raise SequenceLengthError(
@@ -167,13 +167,12 @@ def check_length(spec: str, length: int | None) -> int | None:
         )
     if length is None or not is_toy_spec(spec):
         return length
-    for item in spec.partition(":")[2].split(","):
-        key, _, value = item.partition("=")
-        if key.strip() == "n" and value.strip() != str(length):
-            raise SequenceLengthError(
-                f"{spec} sets n = {value.strip()} but --length {length} was given; drop "
-                "--length or change n in the specification"
-            )
+    n = toy_length(spec)
+    if n is not None and n != length:
+        raise SequenceLengthError(
+            f"{spec} sets n = {n} but --length {length} was given; drop --length or change n "
+            "in the specification"
+        )
     return length
 
 

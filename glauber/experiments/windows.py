@@ -20,24 +20,22 @@ Two experiments (docs/results.md, "In context"):
   corrected Theorem 5 certificate (:func:`glauber.certify.exact.exact_values`), the stationary
   mode and its mass, and Theorem 8's escape bound on the best perfect trap.
 
-``python -m glauber.experiments.windows --out docs/data/windows --doc docs/results.md`` runs
-both (each part is one JSON file, written atomically; a rerun skips the parts already there)
-and rewrites the marked block of ``docs/results.md``.
+``glauber results --rerun windows`` runs both (:func:`refresh`; each part is one JSON file under
+``docs/data/windows``, written atomically; a rerun skips the parts already there) and renders the
+section from them (:func:`render`).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
-import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from glauber.core.io import atomic_write_text, write_json_atomic
+from glauber.core.io import write_json_atomic
 from glauber.core.restrict import restrict
 from glauber.errors import ConvergenceError, GlauberError, InvalidParameterError, PrecisionError
 from glauber.exact.chain import ExactChain
@@ -53,8 +51,8 @@ EPS = 0.25
 #: Steps after which the exact ``t_mix`` of one start is given up (reported as ``> cap``); a
 #: chain whose spectral lower bound already exceeds it is not stepped at all.
 TMIX_CAP = 20
-#: Markers of the block of docs/results.md this module writes.
-BEGIN, END = "<!-- windows:begin -->", "<!-- windows:end -->"
+#: The command that refreshes the section (its data under ``docs/data/windows``).
+COMMAND = "glauber results --rerun windows"
 
 #: The exact windows: name -> (model, shipped chain, CDR3 motif, offset of the window in it).
 #: Trastuzumab VH CDR3 ``SRWGGDGFYAMDY`` starts at 0-based 96, so ``GGD`` is 99..101; the VL
@@ -423,13 +421,12 @@ def _exact_summary(results: Sequence[dict]) -> str:
     return ("**Summary.** " + "; ".join(parts) + ".\n") if parts else ""
 
 
-def windows_markdown(folder: Path, command: str) -> str:
-    """The block of docs/results.md (between :data:`BEGIN` and :data:`END`) from the JSON in
-    ``folder``: headline, the rectangle sweep and the exact window table."""
+def render(folder: Path) -> str:
+    """The section of docs/results.md (below its heading) from the JSON in ``folder``: the
+    command, the headline, the rectangle sweep and the exact window table."""
     rect = _load(folder / "rectangles.json")
     exact = _load(folder / "exact.json")
-    parts = [BEGIN, "## In context: real models on chosen sites of a full chain\n",
-             f"```\n{command}\n```\n"]
+    parts = [f"```\n{COMMAND}\n```\n"]
     if rect:
         rows = rect["rows"]
         by = {r["length"]: r for r in rows}
@@ -492,27 +489,7 @@ def windows_markdown(folder: Path, command: str) -> str:
             + ".\n"]
         if exact.get("missing"):
             parts.append("Missing: " + "; ".join(exact["missing"]) + "\n")
-    parts.append(END)
-    return "\n".join(parts) + "\n"
-
-
-def windows_command(out: Path) -> str:
-    """The command line that regenerates the results in ``out`` (and the block of the doc)."""
-    return f"python -m glauber.experiments.windows --out {out} --doc docs/results.md"
-
-
-def splice(doc: Path, block: str) -> None:
-    """Replace the marked block of ``doc`` by ``block`` (insert it before the first ``## ``
-    heading when ``doc`` has none)."""
-    text = doc.read_text(encoding="utf-8")
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        tail = rest.split(END, 1)[1].lstrip("\n")
-        text = head + block + "\n" + tail
-    else:
-        at = text.index("\n## ") + 1
-        text = text[:at] + block + "\n" + text[at:]
-    atomic_write_text(doc, text)
+    return "\n".join(parts)
 
 
 def _load(path: Path) -> Any:
@@ -579,37 +556,13 @@ def _run_exact(path: Path, labels: Sequence[str], taus: Sequence[float], cap: in
         write_json_atomic(path, data)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=Path, default=Path("docs/data/windows"))
-    p.add_argument("--parts", default="windows,rectangles,toys,refine")
-    p.add_argument("--lengths", default=",".join(str(v) for v in LENGTHS))
-    p.add_argument("--taus", default=",".join(f"{t:g}" for t in TAUS))
-    p.add_argument("--cap", type=int, default=TMIX_CAP)
-    p.add_argument("--rectangles", type=int, default=300, help="rectangles per window length")
-    p.add_argument("--refine-cap", type=int, default=150,
-                   help="cap of the refine part (open t_mix rows stepped again)")
-    p.add_argument("--doc", type=Path, default=None,
-                   help="rewrite the marked block of this Markdown file (docs/results.md)")
-    p.add_argument("--render-only", action="store_true")
-    a = p.parse_args(argv)
-    lengths = [v if v == "full" else int(v) for v in a.lengths.split(",")]
-    taus = [float(t) for t in a.taus.split(",")]
-
-    def log(msg: str) -> None:
-        print(time.strftime("%H:%M:%S"), msg, flush=True)
-
-    if not a.render_only:
-        run(a.out, a.parts.split(","), lengths, taus, a.cap, log, a.rectangles, a.refine_cap)
-    if a.doc is not None:
-        splice(a.doc, windows_markdown(a.out, windows_command(a.out)))
-    return 0
+def refresh(folder: Path, work: Path, log: Callable[[str], Any]) -> None:
+    """Run every part of :func:`run` with its defaults into ``folder`` (``work`` is not used:
+    the parts' JSON is the data itself, and the score tables are cached under
+    ``$GLAUBER_CACHE``)."""
+    run(folder, ("windows", "rectangles", "toys", "refine"), LENGTHS, TAUS, TMIX_CAP, log)
 
 
-__all__ = ["BEGIN", "END", "LENGTHS", "TAUS", "TOYS", "WINDOWS", "capped_tmix", "chain_model", "refine_tmix", "exact_rows",
-           "exact_window", "exact_markdown", "main", "rectangle_markdown", "rectangle_row",
-           "run", "spectral_lower_bound", "splice", "window_sites", "windows_command",
-           "windows_markdown"]
-
-if __name__ == "__main__":
-    sys.exit(main())
+__all__ = ["COMMAND", "LENGTHS", "TAUS", "TOYS", "WINDOWS", "capped_tmix", "chain_model",
+           "exact_markdown", "exact_rows", "exact_window", "rectangle_markdown", "rectangle_row",
+           "refine_tmix", "refresh", "render", "run", "spectral_lower_bound", "window_sites"]

@@ -3,14 +3,14 @@
 Models: :class:`IsingModel`, :class:`AsymmetricIsingModel`, :class:`PottsModel`,
 :class:`CurieWeissModel` (with its exact lumped chain :class:`CurieWeissLumpedChain`),
 :class:`PlantedBasinModel`, :class:`RandomTableModel`, :class:`RandomJointModel`,
-:class:`ClockModel`, :class:`FunctionModel` (any score function), and the exact counterexamples of the statements
-that are false as printed. Each family module ends with its record (:class:`ToyFamily`); the
-records are listed once, in :data:`FAMILIES`, which the command line (:func:`parse_toy_spec`),
-:mod:`glauber.testing` and ``glauber verify --examples`` read. The exact chains and their
-algorithms live in :mod:`glauber.exact`; :class:`ExactChain`, :class:`CountChain`,
-:func:`gth_stationary`, :func:`stationary_distribution`, :func:`mixing_time` and
-:func:`distance_curve` are re-exported here because the design's public API names them under
-``glauber.toy_models``.
+:class:`ClockModel`, :class:`FunctionModel` (any score function), and the exact
+counterexamples of the statements that are false as printed. Each family module ends with its
+record (:class:`ToyFamily`); the records are listed once, in :data:`FAMILIES`, which the command
+line (:func:`parse_toy_spec`), :mod:`glauber.testing` and ``glauber verify --examples`` read.
+The exact chains and their algorithms live in :mod:`glauber.exact`; :class:`ExactChain`,
+:class:`CountChain`, :func:`gth_stationary`, :func:`stationary_distribution`,
+:func:`mixing_time` and :func:`distance_curve` are re-exported here because the design's public
+API names them under ``glauber.toy_models``.
 """
 
 from glauber.exact import (

@@ -97,5 +97,5 @@ def largest_n(q: int, max_states: int, cap: int | None = None) -> int:
     return n if cap is None else min(n, cap)
 
 
-__all__ = ["draw_edge_values", "draw_edges", "draw_graph_model", "draw_site_values", "floats_in", "largest_n",
-           "seed"]
+__all__ = ["draw_edge_values", "draw_edges", "draw_graph_model", "draw_site_values", "floats_in",
+           "largest_n", "seed"]

@@ -67,23 +67,17 @@ def _rect(mean):
     return part
 
 
-def test_markdown_block_is_spliced_once_and_replaced_on_rerun(tmp_path):
+def test_the_section_renders_its_command_and_headline_from_its_data(tmp_path):
     from glauber.core.io import write_json_atomic
 
     rows = [{"length": length, "model": "antiberty", "contexts": [], "seconds": 1.0,
              "context": _rect(c), "fragment": _rect(f), "paired_mean_difference": c - f}
             for length, c, f in ((12, 0.5, 2.0), ("full", 0.1, 0.1))]
     write_json_atomic(tmp_path / "rectangles.json", {"rows": rows})
-    doc = tmp_path / "results.md"
-    doc.write_text("# Results\n\nintro\n\n## Findings\n\ntext\n")
-    block = windows.windows_markdown(tmp_path, "cmd")
+    block = windows.render(tmp_path)
+    assert block.startswith("```\nglauber results --rerun windows\n```\n")
     assert "mean |δ| = 0.50 at tau = 1" in block and "give 2.00" in block
-    windows.splice(doc, block)
-    once = doc.read_text()
-    assert once.index(windows.BEGIN) < once.index("## Findings") and "intro" in once
-    windows.splice(doc, block)
-    assert doc.read_text() == once
-    assert once.count(windows.BEGIN) == 1
+    assert "| 12 | 0.5 ± 0.1 |" in block and "Exact window chains" not in block  # no exact.json
 
 
 def test_rows_without_a_float64_stationary_law_keep_what_needs_none():
