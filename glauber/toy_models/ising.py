@@ -11,7 +11,6 @@ when it is not, no joint law has them (:mod:`glauber.toy_models.asym_ising`).
 
 from __future__ import annotations
 
-import numbers
 from typing import Any, Mapping
 
 import networkx as nx
@@ -146,34 +145,51 @@ def symmetric_matrix(n: int, pairs: np.ndarray, weights: np.ndarray) -> np.ndarr
     return mat
 
 
-def site_field(field: Any, nodes: tuple[Any, ...]) -> np.ndarray:
-    """Fields ``h`` in site order from a number, a dict node -> ``h`` or ``n`` values.
+def site_field(field: Any, nodes: tuple[Any, ...], width: int | None = None) -> np.ndarray:
+    """Fields in site order: ``[n]`` (``width`` None: one number per site) or ``[n, width]`` (one
+    value per token, as Potts has).
+
+    ``field`` is None (zero), one value for every site (a number, or ``width`` numbers), a dict
+    node -> value (absent nodes get 0), or the values of every site in site order.
 
     Raises
     ------
     InvalidParameterError
-        If a key is not a node, a value is not a finite real, or an array has the wrong shape.
+        If a key is not a node, a value is not real and finite (booleans are refused), or an
+        array has the wrong shape.
     """
-    n = len(nodes)
+    n, one = len(nodes), (() if width is None else (width,))
+    what = "a number" if width is None else f"{width} values"
+    if field is None:
+        return np.zeros((n, *one), dtype=np.float64)
     if isinstance(field, Mapping):
         site_of = {v: i for i, v in enumerate(nodes)}
-        h = np.zeros(n, dtype=np.float64)
+        h = np.zeros((n, *one), dtype=np.float64)
         for node, value in field.items():
             if node not in site_of:
                 raise InvalidParameterError(f"field key {node!r} is not a node of the graph")
-            h[site_of[node]] = check_finite_float(value, f"field at node {node!r}")
-        return h
-    if isinstance(field, numbers.Real) and not isinstance(field, bool):
-        return np.full(n, check_finite_float(field, "field"), dtype=np.float64)
-    h = as_real_array(field, "field")
-    if h.shape != (n,):
-        raise InvalidParameterError(
-            f"field must be a number, a dict node -> h, or an array of n = {n} values in site "
-            f"order, got shape {h.shape}"
-        )
+            h[site_of[node]] = _field_value(value, one, f"field at node {node!r}", what)
+    else:
+        h = _field_value(field, None, "field", what)
+        if h.shape == one:
+            h = np.broadcast_to(h, (n, *one)).copy()
+        elif h.shape != (n, *one):
+            raise InvalidParameterError(
+                f"field must be None, {what} (every site), a dict node -> {what}, or the values "
+                f"of all n = {n} sites in site order (shape {(n, *one)}); got shape {h.shape}"
+            )
     if not np.isfinite(h).all():
         raise InvalidParameterError("field values must be finite; replace NaN/inf entries")
     return h
+
+
+def _field_value(value: Any, shape: tuple[int, ...] | None, name: str, what: str) -> np.ndarray:
+    if np.asarray(value).dtype.kind == "b":
+        raise InvalidParameterError(f"{name} must be real numbers, got a boolean {value!r}")
+    array = as_real_array(value, name)
+    if shape is not None and array.shape != shape:
+        raise InvalidParameterError(f"{name} must be {what}, got shape {array.shape}")
+    return array
 
 
 def spins(states: np.ndarray) -> np.ndarray:

@@ -9,8 +9,7 @@ from typing import Any, Mapping
 import networkx as nx
 import numpy as np
 
-from glauber.core.validation import as_real_array
-from glauber.errors import InvalidParameterError, VocabularyError
+from glauber.errors import VocabularyError
 from glauber.toy_models.base import ToyModel
 from glauber.toy_models.family import Preset, ToyFamily
 from glauber.toy_models.ising import (
@@ -20,38 +19,9 @@ from glauber.toy_models.ising import (
     edge_graph,
     graph_couplings,
     graph_sites,
+    site_field,
     symmetric_matrix,
 )
-
-
-def _colour_field(field: Any, nodes: tuple[Any, ...], q: int) -> np.ndarray:
-    n = len(nodes)
-    if field is None:
-        return np.zeros((n, q), dtype=np.float64)
-    if isinstance(field, Mapping):
-        site_of = {v: i for i, v in enumerate(nodes)}
-        h = np.zeros((n, q), dtype=np.float64)
-        for node, value in field.items():
-            if node not in site_of:
-                raise InvalidParameterError(f"field key {node!r} is not a node of the graph")
-            row = as_real_array(value, f"field at node {node!r}")
-            if row.shape != (q,):
-                raise InvalidParameterError(
-                    f"field at node {node!r} must have q = {q} values, got shape {row.shape}"
-                )
-            h[site_of[node]] = row
-    else:
-        h = as_real_array(field, "field")
-        if h.shape == (q,):
-            h = np.broadcast_to(h, (n, q)).copy()
-        elif h.shape != (n, q):
-            raise InvalidParameterError(
-                f"field must be None, q = {q} values (every site), an (n, q) = ({n}, {q}) array, "
-                f"or a dict node -> q values; got shape {h.shape}"
-            )
-    if not np.isfinite(h).all():
-        raise InvalidParameterError("field values must be finite; replace NaN/inf entries")
-    return h
 
 
 class PottsModel(ToyModel):
@@ -109,7 +79,7 @@ class PottsModel(ToyModel):
         self.site_of = {v: i for i, v in enumerate(nodes)}
         self.edges, self.edge_couplings = graph_couplings(graph, nodes, coupling)
         self.J = symmetric_matrix(self.n, self.edges, self.edge_couplings)
-        self.h = _colour_field(field, nodes, self.q)
+        self.h = site_field(field, nodes, self.q)
 
     def score_site(self, states: np.ndarray, site: int) -> np.ndarray:
         onehot = np.eye(self.q)[np.asarray(states, dtype=np.int64)]  # [B, n, q]
