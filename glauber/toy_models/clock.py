@@ -13,26 +13,23 @@ with coupling ``J / 2`` (``cos(theta_a - theta_b) = (sigma_a sigma_b + rho_a rho
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any
 
 import networkx as nx
 import numpy as np
 
-from glauber.toy_models.base import ToyModel
 from glauber.toy_models.family import Preset, ToyFamily
 from glauber.toy_models.ising import (
     GRAPH_OPTIONS,
     Coupling,
+    GraphModel,
     cycle_graph,
-    edge_graph,
-    graph_couplings,
-    graph_sites,
-    site_field,
-    symmetric_matrix,
+    graph_arguments,
+    graph_draw,
 )
 
 
-class ClockModel(ToyModel):
+class ClockModel(GraphModel):
     """The ``q``-state clock model: ``s_i(a; x_{-i}) = sum_k J_ik cos(theta_a - theta_{x_k})
     + h_i cos(theta_a)``, ``theta_a = 2 pi a / q``.
 
@@ -68,12 +65,7 @@ class ClockModel(ToyModel):
 
     def __init__(self, graph: nx.Graph, q: int, coupling: Coupling = 1.0, field: Any = 0.0,
                  name: str | None = None) -> None:
-        nodes = graph_sites(graph)
-        super().__init__(len(nodes), q, name=name or "clock")
-        self.nodes = nodes
-        self.edges, self.edge_couplings = graph_couplings(graph, nodes, coupling)
-        self.J = symmetric_matrix(self.n, self.edges, self.edge_couplings)
-        self.h = site_field(field, nodes)
+        super().__init__(graph, q, coupling, field, name or "clock")
         tokens = np.arange(self.q)
         #: ``cos(theta_a - theta_b)`` for every pair of tokens.
         self.cosines = np.cos(2.0 * np.pi * (tokens[:, None] - tokens[None, :]) / self.q)
@@ -93,20 +85,10 @@ class ClockModel(ToyModel):
 
 
 # ------------------------------------------------------------------------------- the family
-def _build(n: int, q: int, edges: tuple, couplings: tuple, field: tuple) -> ClockModel:
-    return ClockModel(edge_graph(n, edges), q, coupling=dict(zip(edges, couplings)),
-                      field=np.array(field, dtype=np.float64))
-
-
-def _draw(draw: Any, n: int, q: int, options: Mapping[str, Any]) -> dict[str, Any]:
-    from glauber.toy_models.draws import draw_graph_model
-
-    return draw_graph_model(draw, n, options)
-
-
 #: The clock family: any graph and number of angles, couplings per edge, fields per site.
 CLOCK = ToyFamily(
-    "clock", _build, _draw, GRAPH_OPTIONS, min_sites=1, max_q=None,
+    "clock", lambda n, q, **params: ClockModel(q=q, **graph_arguments(n, **params)),
+    graph_draw(), GRAPH_OPTIONS, min_sites=1, max_q=None,
     presets={"clock-cycle": Preset(
         lambda n, q, J, h: ClockModel(cycle_graph(n), q, coupling=J, field=h),
         {"n": 6, "q": 4, "J": 1.0, "h": 0.0},

@@ -202,7 +202,46 @@ def ising_scores(local_field: np.ndarray) -> np.ndarray:
     return np.stack([-local_field, local_field], axis=1)
 
 
-class IsingModel(ToyModel):
+class GraphModel(ToyModel):
+    """A toy model on a graph: its sites, its edges with their couplings, its fields (the base of
+    :class:`IsingModel`, :class:`~glauber.toy_models.potts.PottsModel` and
+    :class:`~glauber.toy_models.clock.ClockModel`).
+
+    Parameters
+    ----------
+    graph : networkx.Graph
+        Checked by :func:`graph_sites`; site ``i`` is the ``i``-th node of ``sorted(graph.nodes)``.
+    q : int
+    coupling : float, str or mapping
+        As :func:`graph_couplings` reads it.
+    field : any
+        As :func:`site_field` reads it, with ``field_width`` values per site (None: one).
+    name : str
+    labels : sequence of str, optional
+    field_width : int, optional
+
+    Attributes
+    ----------
+    nodes, site_of : the nodes in site order, and node -> site
+    edges : ndarray, shape (E, 2)
+        Edges as site pairs; :attr:`edge_couplings` holds their couplings.
+    J : ndarray, shape (n, n)
+        Symmetric couplings with zero diagonal.
+    h : ndarray, shape (n,) or (n, field_width)
+    """
+
+    def __init__(self, graph: nx.Graph, q: int, coupling: Coupling, field: Any, name: str,
+                 labels: tuple[str, ...] | None = None, field_width: int | None = None) -> None:
+        nodes = graph_sites(graph)
+        super().__init__(len(nodes), q, name=name, labels=labels)
+        self.nodes = nodes
+        self.site_of = {v: i for i, v in enumerate(nodes)}
+        self.edges, self.edge_couplings = graph_couplings(graph, nodes, coupling)
+        self.J = symmetric_matrix(self.n, self.edges, self.edge_couplings)
+        self.h = site_field(field, nodes, field_width)
+
+
+class IsingModel(GraphModel):
     """Ising model on a graph, spins ``s = 2 x - 1``, as a (compatible) conditional model.
 
     ``s_i(a; x_{-i}) = s(a) * (h_i + sum_{k ~ i} J_ik s(x_k))``; at temperature ``tau`` the Glauber
@@ -253,13 +292,7 @@ class IsingModel(ToyModel):
         field: float | Mapping[Any, float] | np.ndarray = 0.0,
         name: str | None = None,
     ) -> None:
-        nodes = graph_sites(graph)
-        super().__init__(len(nodes), 2, name=name or "ising", labels=("-1", "+1"))
-        self.nodes = nodes
-        self.site_of = {v: i for i, v in enumerate(nodes)}
-        self.edges, self.edge_couplings = graph_couplings(graph, nodes, coupling)
-        self.J = symmetric_matrix(self.n, self.edges, self.edge_couplings)
-        self.h = site_field(field, nodes)
+        super().__init__(graph, 2, coupling, field, name or "ising", labels=("-1", "+1"))
 
     def score_site(self, states: np.ndarray, site: int) -> np.ndarray:
         # J[site, site] = 0, so the token at `site` does not enter.
@@ -301,15 +334,22 @@ def edge_graph(n: int, edges: tuple[tuple[int, int], ...]) -> nx.Graph:
 
 
 # ------------------------------------------------------------------------------- the family
-def _build(n: int, q: int, edges: tuple, couplings: tuple, field: tuple) -> IsingModel:
-    return IsingModel(edge_graph(n, edges), coupling=dict(zip(edges, couplings)),
-                      field=np.array(field, dtype=np.float64))
+def graph_arguments(n: int, edges: tuple, couplings: tuple, field: tuple) -> dict[str, Any]:
+    """``graph``, ``coupling`` and ``field`` of a :class:`GraphModel` from the parameters a
+    :class:`~glauber.toy_models.family.ModelSpec` of a graph family stores."""
+    return {"graph": edge_graph(n, edges), "coupling": dict(zip(edges, couplings)),
+            "field": np.array(field, dtype=np.float64)}
 
 
-def _draw(draw: Any, n: int, q: int, options: Mapping[str, Any]) -> dict[str, Any]:
-    from glauber.toy_models.draws import draw_graph_model
+def graph_draw(per_token_field: bool = False) -> Any:
+    """The draw of a graph family: a drawn graph, its couplings, and its fields (``q`` per site
+    when ``per_token_field``) (:func:`glauber.toy_models.draws.draw_graph_model`)."""
+    def draw(draw_fn: Any, n: int, q: int, options: Mapping[str, Any]) -> dict[str, Any]:
+        from glauber.toy_models.draws import draw_graph_model
 
-    return draw_graph_model(draw, n, options)
+        return draw_graph_model(draw_fn, n, options, width=q if per_token_field else None)
+
+    return draw
 
 
 def _star(n: int, J: float, h: float, hub_h: float) -> IsingModel:
@@ -326,7 +366,8 @@ def _grid(rows: int, cols: int, J: float, h: float) -> IsingModel:
 
 #: The Ising family: any graph, couplings per edge, fields per site.
 ISING = ToyFamily(
-    "ising", _build, _draw, GRAPH_OPTIONS, min_sites=1, max_q=2,
+    "ising", lambda n, q, **params: IsingModel(**graph_arguments(n, **params)), graph_draw(),
+    GRAPH_OPTIONS, min_sites=1, max_q=2,
     presets={
         "ising-cycle": Preset(
             lambda n, J, h: IsingModel(cycle_graph(n), coupling=J, field=h),
@@ -357,11 +398,14 @@ __all__ = [
     "FIELD_MODES",
     "GRAPH_KINDS",
     "GRAPH_OPTIONS",
+    "GraphModel",
     "ISING",
     "IsingModel",
     "cycle_graph",
     "edge_graph",
+    "graph_arguments",
     "graph_couplings",
+    "graph_draw",
     "graph_sites",
     "ising_scores",
     "site_field",

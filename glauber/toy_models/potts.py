@@ -4,27 +4,24 @@ family record."""
 from __future__ import annotations
 
 import numbers
-from typing import Any, Mapping
+from typing import Any
 
 import networkx as nx
 import numpy as np
 
 from glauber.errors import VocabularyError
-from glauber.toy_models.base import ToyModel
 from glauber.toy_models.family import Preset, ToyFamily
 from glauber.toy_models.ising import (
     GRAPH_OPTIONS,
     Coupling,
+    GraphModel,
     cycle_graph,
-    edge_graph,
-    graph_couplings,
-    graph_sites,
-    site_field,
-    symmetric_matrix,
+    graph_arguments,
+    graph_draw,
 )
 
 
-class PottsModel(ToyModel):
+class PottsModel(GraphModel):
     """Potts model: ``s_i(a; x_{-i}) = sum_{k ~ i} J_ik 1{x_k = a} + h_i(a)``.
 
     Its conditionals are those of
@@ -73,13 +70,7 @@ class PottsModel(ToyModel):
     ) -> None:
         if isinstance(q, bool) or not isinstance(q, numbers.Integral) or q < 2:
             raise VocabularyError(f"Potts needs q >= 2 colours (an integer), got {q!r}")
-        nodes = graph_sites(graph)
-        super().__init__(len(nodes), int(q), name=name or "potts")
-        self.nodes = nodes
-        self.site_of = {v: i for i, v in enumerate(nodes)}
-        self.edges, self.edge_couplings = graph_couplings(graph, nodes, coupling)
-        self.J = symmetric_matrix(self.n, self.edges, self.edge_couplings)
-        self.h = site_field(field, nodes, self.q)
+        super().__init__(graph, int(q), coupling, field, name or "potts", field_width=int(q))
 
     def score_site(self, states: np.ndarray, site: int) -> np.ndarray:
         onehot = np.eye(self.q)[np.asarray(states, dtype=np.int64)]  # [B, n, q]
@@ -94,20 +85,10 @@ class PottsModel(ToyModel):
 
 
 # ------------------------------------------------------------------------------- the family
-def _build(n: int, q: int, edges: tuple, couplings: tuple, field: tuple) -> PottsModel:
-    return PottsModel(edge_graph(n, edges), q, coupling=dict(zip(edges, couplings)),
-                      field=np.array(field, dtype=np.float64))
-
-
-def _draw(draw: Any, n: int, q: int, options: Mapping[str, Any]) -> dict[str, Any]:
-    from glauber.toy_models.draws import draw_graph_model
-
-    return draw_graph_model(draw, n, options, width=q)
-
-
 #: The Potts family: any graph and vocabulary, couplings per edge, per-colour fields per site.
 POTTS = ToyFamily(
-    "potts", _build, _draw, GRAPH_OPTIONS, min_sites=1, max_q=None,
+    "potts", lambda n, q, **params: PottsModel(q=q, **graph_arguments(n, **params)),
+    graph_draw(per_token_field=True), GRAPH_OPTIONS, min_sites=1, max_q=None,
     presets={"potts-cycle": Preset(
         lambda n, q, J: PottsModel(cycle_graph(n), q, coupling=J),
         {"n": 6, "q": 3, "J": 1.0}, "q-colour Potts on the n-cycle, coupling J")},
