@@ -32,7 +32,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``certify`` parser to the ``glauber`` command."""
     from glauber.models import DEFAULT_MLM_LENGTH, EXACT_WINDOW_MAX_STATES
 
-    DEFAULTS = certify_defaults()
+    defaults = certify_defaults()
     parser = subparsers.add_parser(
         "certify",
         description=(
@@ -57,7 +57,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         f"t_mix, gap, exact C and Delta) and run every stage on it; default: "
                         f"when q**n <= {EXACT_WINDOW_MAX_STATES:,} (3 sites of 20 amino acids); "
                         "--exact above that limit is an error, --no-exact samples")
-    parser.add_argument("--search-budget", type=int, default=DEFAULTS["search_budget"],
+    parser.add_argument("--search-budget", type=int, default=defaults["search_budget"],
                         help="model rows of the influence search for the suprema of Definition "
                         "2 (default %(default)s; 0 samples --contexts contexts instead)")
     parser.add_argument("--states", metavar="FILE",
@@ -81,19 +81,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="run an MLM's forward pass under torch.autocast in this precision with float32 "
         "weights (leave --dtype at float32; bfloat16 on CPU or CUDA, float16 on CUDA)",
     )
-    parser.add_argument("--rectangles", type=int, default=DEFAULTS["n_rectangles"],
+    parser.add_argument("--rectangles", type=int, default=defaults["n_rectangles"],
                         help="rectangles of the incompatibility test (default %(default)s)")
-    parser.add_argument("--contexts", type=int, default=DEFAULTS["n_contexts"],
+    parser.add_argument("--contexts", type=int, default=defaults["n_contexts"],
                         help="contexts of the sampled influence matrix (default %(default)s)")
-    parser.add_argument("--budget", type=int, default=DEFAULTS["budget"],
+    parser.add_argument("--budget", type=int, default=defaults["budget"],
                         help="step budget of the coupled pairs (default %(default)s; the paper "
                         "uses 10,000)")
-    parser.add_argument("--pairs", type=int, default=DEFAULTS["n_pairs"],
+    parser.add_argument("--pairs", type=int, default=defaults["n_pairs"],
                         help="coupled pairs (default %(default)s; 0 skips the coupling stage)")
-    parser.add_argument("--eps", type=float, default=DEFAULTS["eps"],
+    parser.add_argument("--eps", type=float, default=defaults["eps"],
                         help="target distance of the mixing-time certificates (default "
                         "%(default)s)")
-    parser.add_argument("--batch-size", type=int, default=DEFAULTS["batch_size"],
+    parser.add_argument("--batch-size", type=int, default=defaults["batch_size"],
                         help="most conditionals per model call (default %(default)s)")
     parser.set_defaults(func=run)
 
