@@ -197,31 +197,38 @@ def regeneration_time(folder: Path) -> float | None:
 
 
 def refresh(folder: Path, work: Path, log: Callable[[str], Any]) -> None:
-    """Run (or resume) every command of :data:`RUNS` into ``work/<name>``, then keep what the
-    page reads: the JSON outputs in ``folder/<name>/``, the figures in ``docs/figures/``
-    (``folder`` is ``docs/data/runs``), the commands and the time in ``folder/index.json``."""
-    figures = folder.parent.parent / "figures"
-    figures.mkdir(parents=True, exist_ok=True)
+    """Run (or resume) every command of :data:`RUNS` into ``work/<name>``, then :func:`keep`
+    what the page reads in ``folder`` (``docs/data/runs``)."""
     started = time.perf_counter()
-    runs = []
     for name, argv in RUNS:
-        out = work / name
-        full = [*argv, "--out", str(out)]
+        full = [*argv, "--out", str(work / name)]
         log("glauber " + " ".join(full))
         subprocess.run([sys.executable, "-m", "glauber.cli", *full, "--no-progress"],
                        check=True)
-        keep = folder / name
-        keep.mkdir(parents=True, exist_ok=True)
+    keep(folder, work, time.perf_counter() - started)
+
+
+def keep(folder: Path, work: Path, seconds: float) -> None:
+    """Keep what the page reads of the runs in ``work``: their JSON outputs in
+    ``folder/<name>/``, their figures in ``docs/figures/`` (``folder`` is ``docs/data/runs``),
+    their commands and the time they took (``seconds``) in ``folder/index.json``."""
+    figures = folder.parent.parent / "figures"
+    figures.mkdir(parents=True, exist_ok=True)
+    runs = []
+    for name, argv in RUNS:
+        out = work / name
+        (folder / name).mkdir(parents=True, exist_ok=True)
         for stem in OUTPUTS:
             if (out / stem).exists():
-                shutil.copyfile(out / stem, keep / stem)
+                shutil.copyfile(out / stem, folder / name / stem)
         shown = []
         for png in sorted(out.glob("*.png")):
             target = figures / f"{name}-{png.name}"
             shutil.copyfile(png, target)
             shown.append(f"figures/{target.name}")
-        runs.append({"name": name, "command": shlex.join(["glauber", *full]), "figures": shown})
-    write_json_atomic(folder / INDEX, {"seconds": time.perf_counter() - started, "runs": runs})
+        runs.append({"name": name, "command": shlex.join(["glauber", *argv, "--out", str(out)]),
+                     "figures": shown})
+    write_json_atomic(folder / INDEX, {"seconds": seconds, "runs": runs})
 
 
 __all__ = [
@@ -230,6 +237,7 @@ __all__ = [
     "PAPER_DELTA_RANGE",
     "RUNS",
     "findings",
+    "keep",
     "refresh",
     "regeneration_time",
     "render_findings",
