@@ -61,9 +61,9 @@ SECTIONS: tuple[Section, ...] = (
             "Where no Theorem 5 certificate can exist (tau_no_cert), exact and searched",
             "tau_no_cert", tau_no_cert.render, tau_no_cert.refresh,
             "glauber results --rerun tau_no_cert"),
-    Section("findings", "Findings against the paper", "runs", runs.render_findings, None,
+    Section("findings", "Findings against the paper", "protocols", runs.render_findings, None,
             "glauber results --rerun runs"),
-    Section("runs", "Runs", "runs", runs.render_runs, runs.refresh,
+    Section("runs", "Runs", "protocols", runs.render_runs, runs.refresh,
             "glauber results --rerun runs"),
 )
 
@@ -86,7 +86,7 @@ def section(name: str) -> Section:
 
 def render_page(docs: Path) -> str:
     """The Markdown of docs/results.md from the data under ``docs/data/``."""
-    seconds = runs.regeneration_time(docs / "data" / "runs")
+    seconds = runs.regeneration_time(docs / "data" / "protocols")
     took = "" if seconds is None else (
         f"The whole regeneration took {seconds / 60:.1f} minutes on this machine.\n")
     page = f"{TITLE}\n\n{INTRO}\n{took}"

@@ -3,7 +3,7 @@ docs/results.md.
 
 :data:`RUNS` lists the experiment commands (the paper's §4 rectangles, §5.2 alpha curves, §6.1
 phase diagrams and the trajectories' traps, on toys and masked LMs, with modest budgets).
-:func:`refresh` runs them (resuming) and keeps their JSON outputs under ``docs/data/runs/<name>/``
+:func:`refresh` runs them (resuming) and keeps their JSON outputs under ``docs/data/protocols/<name>/``
 and their figures in ``docs/figures/``; :func:`render_runs` renders one block per run (the
 command, the rectangle, margin and certificate tables, the figures) and :func:`render_findings`
 a paragraph comparing the findings with the paper's, from that data alone.
@@ -198,7 +198,7 @@ def regeneration_time(folder: Path) -> float | None:
 
 def refresh(folder: Path, work: Path, log: Callable[[str], Any]) -> None:
     """Run (or resume) every command of :data:`RUNS` into ``work/<name>``, then :func:`keep`
-    what the page reads in ``folder`` (``docs/data/runs``)."""
+    what the page reads in ``folder`` (``docs/data/protocols``)."""
     started = time.perf_counter()
     for name, argv in RUNS:
         full = [*argv, "--out", str(work / name)]
@@ -210,7 +210,7 @@ def refresh(folder: Path, work: Path, log: Callable[[str], Any]) -> None:
 
 def keep(folder: Path, work: Path, seconds: float) -> None:
     """Keep what the page reads of the runs in ``work``: their JSON outputs in
-    ``folder/<name>/``, their figures in ``docs/figures/`` (``folder`` is ``docs/data/runs``),
+    ``folder/<name>/``, their figures in ``docs/figures/`` (``folder`` is ``docs/data/protocols``),
     their commands and the time they took (``seconds``) in ``folder/index.json``."""
     figures = folder.parent.parent / "figures"
     figures.mkdir(parents=True, exist_ok=True)
