@@ -3,10 +3,11 @@ docs/results.md.
 
 :data:`RUNS` lists the experiment commands (the paper's §4 rectangles, §5.2 alpha curves, §6.1
 phase diagrams and the trajectories' traps, on toys and masked LMs, with modest budgets).
-:func:`refresh` runs them (resuming) and keeps their JSON outputs under ``docs/data/protocols/<name>/``
-and their figures in ``docs/figures/``; :func:`render_runs` renders one block per run (the
-command, the rectangle, margin and certificate tables, the figures) and :func:`render_findings`
-a paragraph comparing the findings with the paper's, from that data alone.
+:func:`refresh` runs them (resuming) and keeps their JSON outputs under
+``docs/data/protocols/<name>/`` and their figures in ``docs/figures/``; :func:`render_runs`
+renders one block per run (the command, the rectangle, margin and certificate tables, the
+figures) and :func:`render_findings` a paragraph comparing the findings with the paper's, from
+that data alone.
 """
 
 from __future__ import annotations
