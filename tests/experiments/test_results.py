@@ -81,3 +81,27 @@ def test_tau_no_cert_refresh_replaces_the_computed_columns_only():
             c for k, c in enumerate(old) if k != searched]
     with pytest.raises(InvalidParameterError, match="no temperature 0.25"):
         tau_no_cert.exact_window_rows({"rows": fresh["rows"][1:]}, rows, header)
+
+
+def test_tau_no_cert_refresh_runs_its_command_and_rewrites_its_table(tmp_path, monkeypatch):
+    folder = tmp_path / "tau_no_cert"
+    shutil.copytree(DOCS / "data" / "tau_no_cert", folder)
+    before = tau_no_cert.render(folder)
+    ran = []
+
+    def fake_run(argv, check):  # the alpha curve, answered with t_mix = 1000 at every tau
+        ran.append(argv)
+        out = Path(argv[argv.index("--out") + 1])
+        out.mkdir(parents=True)
+        rows = [{"tau": t, "spectral_radius": 0.5, "search_spectral_radius": 0.25,
+                 "alpha_row": 0.75, "tmix_matrix_power": 12, "exact_tmix": 1000}
+                for t in (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)]
+        (out / "alpha_curve.json").write_text(json.dumps({"rows": rows}))
+
+    monkeypatch.setattr(tau_no_cert.subprocess, "run", fake_run)
+    tau_no_cert.refresh(folder, tmp_path / "work", lambda message: None)
+    assert ran and ran[0][-len(tau_no_cert.COMMAND) - 3:-3] == list(tau_no_cert.COMMAND)
+    after = tau_no_cert.render(folder)
+    assert "| 0.25 | 0.5 | 0.25 | 1.84 | 0.75 | 12 | 1000 |" in after  # the recorded column kept
+    changed = [line for line in after.splitlines() if line not in before.splitlines()]
+    assert len(changed) == 7 and all(line.endswith("| 12 | 1000 |") for line in changed)
