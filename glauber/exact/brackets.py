@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from threadpoolctl import threadpool_limits
 
 from glauber.core.arrays import JsonResult
 from glauber.core.claims import Claim
@@ -132,6 +133,7 @@ class CouplingTrajectory(JsonResult):
     steps: int
 
 
+@threadpool_limits.wrap(limits=1, user_api="blas")  # memory-bound products: see krylov
 def coupling_trajectory(P: sp.csr_matrix, pi: np.ndarray, n: int, q: int, eps: float,
                         max_steps: int = DEFAULT_BRACKET_STEPS,
                         stop_below: float | None = None) -> CouplingTrajectory:
