@@ -23,9 +23,11 @@ all ``x <= y`` (checked exactly on every pair differing by one step at one site,
 * ``d(t) >= max(||P^t(top, .) - pi||_TV, ||P^t(bottom, .) - pi||_TV)`` (two of the starts):
   a **lower** bound on ``d(t)``, so ``t_mix`` is at least the first ``t`` where it is ``<= eps``.
 
-Both are rigorous for the float64 kernel when its conditionals are exactly monotone
-(:func:`monotonicity_defect` is 0); the products carry an L1 rounding error of at most
-``t gamma_k`` after ``t`` steps (``k`` non-zeros per row), added to both bounds, and ``pi``'s
+Both are rigorous when the model's conditionals are monotone (declared by the model from its
+parameters, e.g. ``J >= 0``, or :func:`monotonicity_defect` is exactly 0 on the float64 table);
+after ``t`` steps the computed laws differ from the exact ones by at most
+``t (gamma_k + 8 u (1 + max |log p|))`` in L1 (the products' rounding with ``k`` non-zeros per
+row, and the kernel entries' own rounding), added to both bounds, and ``pi``'s
 error (:func:`glauber.exact.sparse.stationary_tv_error_bound` for a solved law, rounding for a
 joint one) is subtracted from the lower one. Ferromagnetic Ising models (``J >= 0``, any field)
 are monotone; Potts models with ``q >= 3`` are not (no order of the colours is preserved).
@@ -136,7 +138,8 @@ class CouplingTrajectory(JsonResult):
 @threadpool_limits.wrap(limits=1, user_api="blas")  # memory-bound products: see krylov
 def coupling_trajectory(P: sp.csr_matrix, pi: np.ndarray, n: int, q: int, eps: float,
                         max_steps: int = DEFAULT_BRACKET_STEPS,
-                        stop_below: float | None = None) -> CouplingTrajectory:
+                        stop_below: float | None = None,
+                        max_abs_log_p: float = 0.0) -> CouplingTrajectory:
     """Evolve ``P^t(top, .)`` and ``P^t(bottom, .)`` until the coupling bound is ``<= eps``.
 
     Parameters
@@ -154,6 +157,10 @@ def coupling_trajectory(P: sp.csr_matrix, pi: np.ndarray, n: int, q: int, eps: f
     stop_below : float, optional
         A smaller threshold the upper bound must also reach (1/4 when ``pi``'s error needs
         ``t_mix(1/4)``).
+    max_abs_log_p : float
+        ``max |log p|`` of the conditionals: each kernel entry carries a relative rounding error
+        of at most ``8 u (1 + max_abs_log_p)``, an L1 error per row of at most that, added per
+        step to the products' own rounding.
 
     Returns
     -------
@@ -163,6 +170,7 @@ def coupling_trajectory(P: sp.csr_matrix, pi: np.ndarray, n: int, q: int, eps: f
     Pt = sp.csr_matrix(P.T)
     f = token_sums(n, q)
     k = int(np.diff(P.indptr).max())
+    per_step = _gamma(k) + 8.0 * _U * (1.0 + max_abs_log_p)
     mu = np.zeros((S, 2), dtype=np.float64)
     mu[-1, 0] = 1.0  # top
     mu[0, 1] = 1.0  # bottom
@@ -170,7 +178,7 @@ def coupling_trajectory(P: sp.csr_matrix, pi: np.ndarray, n: int, q: int, eps: f
     lowers, uppers = [], []
     span = float(n * (q - 1))
     for t in range(max_steps + 1):
-        drift = t * _gamma(k) + _gamma(S)  # L1 error of the two laws and of the sums
+        drift = t * per_step + _gamma(S)  # L1 error of the two laws and of the sums
         tv = 0.5 * np.abs(mu - pi[:, None]).sum(axis=0)
         lowers.append(max(float(tv.max()) - drift, 0.0))
         means = f @ mu
@@ -316,7 +324,8 @@ def combine(claims: list[Claim], eps: float, monotone: bool, subject: str) -> Mi
 
 def monotone_bracket(P: sp.csr_matrix, pi: np.ndarray, n: int, q: int, eps: float,
                      subject: str, residual_l1: float | None = None,
-                     max_steps: int = DEFAULT_BRACKET_STEPS) -> list[Claim]:
+                     max_steps: int = DEFAULT_BRACKET_STEPS,
+                     max_abs_log_p: float = 0.0) -> list[Claim]:
     """The coupling claims of a monotone chain, with ``pi``'s error taken into account.
 
     ``residual_l1``: the residual of a *solved* ``pi`` (None for a law exact to rounding, e.g.
@@ -326,7 +335,8 @@ def monotone_bracket(P: sp.csr_matrix, pi: np.ndarray, n: int, q: int, eps: floa
     eps = check_eps(eps)
     max_steps = check_positive_int(max_steps, "max_steps")
     solved = residual_l1 is not None
-    traj = coupling_trajectory(P, pi, n, q, eps, max_steps, 0.25 if solved else None)
+    traj = coupling_trajectory(P, pi, n, q, eps, max_steps, 0.25 if solved else None,
+                               max_abs_log_p)
     pi_error = _gamma(P.shape[0]) * 4
     if solved:
         t_quarter = first_at_most(traj.upper, 0.25)

@@ -596,7 +596,12 @@ class ExactChain:
 
     def is_monotone(self) -> bool:
         """Whether the heat-bath grand coupling is monotone: every conditional stochastically
-        increasing in the context, exactly in float64 (:mod:`glauber.exact.brackets`)."""
+        increasing in the context (:mod:`glauber.exact.brackets`). Decided by the model's
+        ``is_monotone()`` where it has one (from its parameters, e.g. ``J >= 0``), else exactly
+        on the float64 conditionals (:meth:`monotonicity_defect` is 0)."""
+        declared = getattr(self.model, "is_monotone", None)
+        if callable(declared):
+            return bool(declared())
         return self.monotonicity_defect() == 0.0
 
     def mixing_bracket(self, eps: float = 0.25,
@@ -630,7 +635,7 @@ class ExactChain:
                     self.transition_matrix(), self._stationary_for_distances(), self.n, self.q,
                     eps, subject,
                     None if solution.method in ("gth", "joint") else solution.residual_l1,
-                    max_steps)
+                    max_steps, float(np.abs(self.log_conditionals()).max()))
             if self.is_reversible():
                 try:
                     estimate = self.spectral_estimate()

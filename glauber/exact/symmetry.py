@@ -57,7 +57,7 @@ AUTOMORPHISM_ATOL = 1e-9
 #: Largest group whose elements are enumerated to skip redundant generators.
 MAX_CLOSURE = 5040
 #: Largest lumped chain handled by the dense eigensolver (above: Lanczos).
-DENSE_ORBITS = 4096
+DENSE_ORBITS = 1024
 
 
 @dataclass(frozen=True)
@@ -447,8 +447,9 @@ class OrbitChain:
         S = self.q**self.n
         top, bottom = int(self.labels[S - 1]), int(self.labels[0])
         f = (self.representative_states()).sum(axis=1).astype(np.float64)
+        per_step = _gamma(int(np.diff(P.indptr).max())) + 8 * _U * (1.0 + self._lp_max)
         traj = _lumped_trajectory(P, self.stationary(), top, bottom, f, self.n * (self.q - 1),
-                                  eps, max_steps)
+                                  eps, max_steps, per_step)
         return brackets.coupling_claims(traj, eps, subject, 4 * _gamma(self.num_orbits))
 
 
@@ -461,17 +462,18 @@ def _gamma(m: float) -> float:
 
 @threadpool_limits.wrap(limits=1, user_api="blas")  # memory-bound products: see krylov
 def _lumped_trajectory(P: sp.csr_matrix, pi: np.ndarray, top: int, bottom: int, f: np.ndarray,
-                       span: float, eps: float, max_steps: int) -> brackets.CouplingTrajectory:
-    """:func:`glauber.exact.brackets.coupling_trajectory` on a lumped chain."""
+                       span: float, eps: float, max_steps: int, per_step: float
+                       ) -> brackets.CouplingTrajectory:
+    """:func:`glauber.exact.brackets.coupling_trajectory` on a lumped chain (``per_step``: the
+    L1 rounding allowance of one step)."""
     K = P.shape[0]
     Pt = sp.csr_matrix(P.T)
-    k = int(np.diff(P.indptr).max())
     mu = np.zeros((K, 2))
     mu[top, 0] = 1.0
     mu[bottom, 1] = 1.0
     lowers, uppers = [], []
     for t in range(max_steps + 1):
-        drift = t * _gamma(k) + _gamma(K)
+        drift = t * per_step + _gamma(K)
         tv = 0.5 * np.abs(mu - pi[:, None]).sum(axis=0)
         lowers.append(max(float(tv.max()) - drift, 0.0))
         means = f @ mu
