@@ -50,7 +50,7 @@ from glauber.toy_models import IsingModel, PottsModel
 
 EPS = 0.25
 #: Exact ``t_mix`` (dense squaring) up to this many states.
-EXACT_STATES = 4096
+EXACT_STATES = 1024
 #: The full sparse chain up to this many states; Ising cycles above go through the orbit chain.
 FULL_STATES = 2**16
 #: Step budget of a coupling bracket (the full chain above FULL_STATES: a step costs ~0.1 s).
@@ -208,7 +208,7 @@ def dichotomy_markdown(cells: Sequence[dict], figure: str | None, command: str) 
            "spectral upper bound with a Lanczos gap, an estimate. Thm 5: the corrected bound "
            "(best certificate on the exact influence matrix; ∞: no certificate). Thm 8: "
            "`e^{Δ*/τ}/(4q)` on the basin {all top token} (–: Assumption 1 fails or μ(B) > 1/2). "
-           "Gaps above 4096 states are Lanczos values (error bound ~1e-10; the orbit chain's for "
+           "Exact t_mix up to 1024 states; gaps above 4096 states are Lanczos values (error bound ~1e-10; the orbit chain's for "
            "Ising cycles, equal to LPW 15.5's closed form `(1 - tanh 2β)/n`).\n"]
     for family, (sizes, taus, roles) in FAMILIES.items():
         rows = [c for c in cells if c["family"] == family]

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glauber.errors import BracketOnlyError
-from glauber.exact.brackets import coupling_trajectory, monotonicity_defect
+from glauber.exact.brackets import coupling_trajectory
 from glauber.exact.chain import ExactChain
 from glauber.testing import models, temperatures
 from glauber.toy_models import IsingModel, PottsModel
