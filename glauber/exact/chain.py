@@ -25,6 +25,7 @@ from glauber.core.enumeration import (
     state_index,
 )
 from glauber.core.protocol import ConditionalModel
+from glauber.core.site_model import SiteScoreModel
 from glauber.core.validation import check_eps, check_positive_int, check_tau
 from glauber.errors import (
     BracketOnlyError,
@@ -89,7 +90,9 @@ class ExactChain:
         Refuse state spaces with more than this many states (default
         :data:`~glauber.exact.sparse.SPARSE_MAX_STATES`, ``2**20``: the sparse path).
     batch_size : int
-        Most rows per :meth:`scores` call of the model while the score table is built.
+        Most rows per :meth:`scores` call of the model while the score table is built (host
+        numpy models, :class:`~glauber.core.site_model.SiteScoreModel`, use at least
+        :data:`HOST_BATCH_SIZE`).
     cache : bool, str, Path or None
         Where the score table is kept on disk (see
         :func:`glauber.exact.score_table.score_table`; by default only for models with a
@@ -189,9 +192,11 @@ class ExactChain:
         batched; on disk for models with a ``cache_key``) and shared by :meth:`at` with the
         chains of every other temperature.
         """
+        batch = self.batch_size
+        if isinstance(self.model, SiteScoreModel):  # numpy on the host: a call's overhead
+            batch = max(batch, HOST_BATCH_SIZE)  # dominates small batches, memory does not
         return self._cached(
-            "scores",
-            lambda: score_table(self.model, self.batch_size, self.cache, self.progress),
+            "scores", lambda: score_table(self.model, batch, self.cache, self.progress),
         )
 
     def at(self, tau: float) -> "ExactChain":
@@ -299,7 +304,16 @@ class ExactChain:
     def transition_matrix(self) -> sp.csr_matrix:
         """The Glauber kernel ``P_tau`` as scipy CSR ``[q**n, q**n]``, built vectorised."""
 
-        return self._cached("P", lambda: sparse.glauber_csr(self.conditionals()))
+        return self._cached("P", self._build_kernel)
+
+    def _build_kernel(self) -> sp.csr_matrix:
+        """``P``; on the sparse path its symmetrisation too, in the same pass (cached for
+        :meth:`spectral_estimate`, sharing the index arrays)."""
+        if self.algebra == "dense":
+            return sparse.glauber_csr(self.conditionals())
+        P, A = sparse.kernel_and_symmetrisation(self.conditionals(), self.log_conditionals())
+        self._cache["A_sym"] = A
+        return P
 
     @property
     def algebra(self) -> str:
@@ -798,6 +812,7 @@ class ExactChain:
             if method == "lanczos":
                 if not self.is_reversible():
                     return self._lanczos(method)  # raises
+                self.transition_matrix()  # builds the symmetrisation beside P on the sparse path
                 return krylov.lanczos_gap(
                     self._cached("A_sym", lambda: sparse.symmetrised_csr(self.log_conditionals())),
                     self.log_stationary(), float(np.abs(self.log_conditionals()).max()), seed)
@@ -948,6 +963,10 @@ class ExactChain:
 
 
 _SMALLEST_NORMAL = float(np.finfo(np.float64).tiny)
+
+#: Rows per score-table call for host numpy models (toy models, score tables); ``batch_size``
+#: still bounds the calls of device models (masked LMs), where it sets the memory.
+HOST_BATCH_SIZE = 2**14
 
 #: Largest chain whose worst-start ``t_mix`` and ``d(t)`` ``"auto"`` computes exactly (dense
 #: squaring, the factor, or stepping every start); above, only :meth:`ExactChain.mixing_bracket`.

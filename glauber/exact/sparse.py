@@ -120,9 +120,13 @@ def _site_moves(digit: np.ndarray, index: np.ndarray, weight: int, q: int, offse
     return token, index + (token - digit) * weight
 
 
-def _csr_rows(values: np.ndarray, n: int, q: int, symmetric: bool) -> sp.csr_matrix:
-    """CSR with ``n (q - 1) + 1`` entries per row from ``values[i, x, a]`` (probabilities or
-    log-probabilities, see :func:`glauber_csr` and :func:`symmetrised_csr`).
+def _csr_rows(values: np.ndarray, n: int, q: int, symmetric: bool,
+              log_values: np.ndarray | None = None
+              ) -> tuple[sp.csr_matrix, sp.csr_matrix | None]:
+    """CSR with ``n (q - 1) + 1`` entries per row from ``values[i, x, a]`` (probabilities, or
+    log-probabilities with ``symmetric``; see :func:`glauber_csr` and :func:`symmetrised_csr`).
+    With ``log_values`` the symmetrisation is built in the same pass and shares the index
+    arrays (the second matrix returned; None otherwise).
 
     Columns are written in sorted order directly: the entry of ``x^(i -> a)`` sits at column
     ``x + (a - x_i) q^(n-1-i)``, and since ``|a - x_i| < q`` the offsets of site ``i`` dominate
@@ -134,6 +138,7 @@ def _csr_rows(values: np.ndarray, n: int, q: int, symmetric: bool) -> sp.csr_mat
     k = n * (q - 1) + 1
     idx_dtype = np.int32 if S * k < 2**31 else np.int64
     data = np.empty(S * k, dtype=np.float64)
+    sym = None if log_values is None else np.empty(S * k, dtype=np.float64)
     cols = np.empty(S * k, dtype=idx_dtype)
     index = np.arange(S, dtype=np.int64)
     weights = radix_weights(n, q)
@@ -147,6 +152,8 @@ def _csr_rows(values: np.ndarray, n: int, q: int, symmetric: bool) -> sp.csr_mat
         digit = _digit(index, weights, q, i)
         own = np.take_along_axis(values[i], digit[:, None], axis=1)[:, 0]
         diag += np.exp(own) if symmetric else own
+        log_own = (None if log_values is None else
+                   np.take_along_axis(log_values[i], digit[:, None], axis=1)[:, 0])
         above = (n - 1 - i) * (q - 1) - (digits_total - below - digit)  # later sites' tokens up
         for offset in range(1, q):
             token, target = _site_moves(digit, index, int(weights[i]), q, offset)
@@ -156,14 +163,24 @@ def _csr_rows(values: np.ndarray, n: int, q: int, symmetric: bool) -> sp.csr_mat
             flat = row_start + slot
             data[flat] = np.exp(0.5 * (other + own)) if symmetric else other
             cols[flat] = target
+            if sym is not None:
+                log_other = np.take_along_axis(log_values[i], token[:, None], axis=1)[:, 0]
+                sym[flat] = np.exp(0.5 * (log_other + log_own))
         below += digit
-    data[row_start + digits_total] = diag
-    cols[row_start + digits_total] = index
+    diagonal = row_start + digits_total
+    data[diagonal] = diag
+    cols[diagonal] = index
     data /= n
     indptr = np.arange(0, S * k + 1, k, dtype=idx_dtype)
     out = sp.csr_matrix((data, cols, indptr), shape=(S, S))
     out.has_sorted_indices = True
-    return out
+    if sym is None:
+        return out, None
+    sym[diagonal] = diag  # the diagonal is P(x, x)
+    sym /= n
+    pair = sp.csr_matrix((sym, cols, indptr), shape=(S, S))
+    pair.has_sorted_indices = True
+    return out, pair
 
 
 def glauber_csr(conditionals: np.ndarray) -> sp.csr_matrix:
@@ -191,7 +208,16 @@ def glauber_csr(conditionals: np.ndarray) -> sp.csr_matrix:
     n, S, q = conditionals.shape
     if q ** n != S:
         raise InvalidParameterError(f"conditionals must be [n, q**n, q], got {conditionals.shape}")
-    return _csr_rows(conditionals, n, q, symmetric=False)
+    return _csr_rows(conditionals, n, q, symmetric=False)[0]
+
+
+def kernel_and_symmetrisation(conditionals: np.ndarray, log_conditionals: np.ndarray
+                              ) -> tuple[sp.csr_matrix, sp.csr_matrix]:
+    """:func:`glauber_csr` and :func:`symmetrised_csr` in one pass, sharing their index arrays
+    (the same pattern: a move and its reverse are both moves)."""
+    n, S, q = conditionals.shape
+    P, A = _csr_rows(conditionals, n, q, False, log_conditionals)
+    return P, A
 
 
 def symmetrised_csr(log_conditionals: np.ndarray) -> sp.csr_matrix:
@@ -216,7 +242,7 @@ def symmetrised_csr(log_conditionals: np.ndarray) -> sp.csr_matrix:
     if q ** n != S:
         raise InvalidParameterError(
             f"log_conditionals must be [n, q**n, q], got {log_conditionals.shape}")
-    return _csr_rows(log_conditionals, n, q, symmetric=True)
+    return _csr_rows(log_conditionals, n, q, symmetric=True)[0]
 
 
 # ------------------------------------------------------------------------- detailed balance
@@ -379,6 +405,7 @@ __all__ = [
     "glauber_csr",
     "joint_log_stationary",
     "joint_stationary",
+    "kernel_and_symmetrisation",
     "solve_stationary",
     "sparse_bytes_per_state",
     "stationary_tv_error_bound",
