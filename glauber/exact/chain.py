@@ -619,7 +619,8 @@ class ExactChain:
         return self.monotonicity_defect() == 0.0
 
     def mixing_bracket(self, eps: float = 0.25,
-                       max_steps: int = brackets.DEFAULT_BRACKET_STEPS) -> MixingBracket:
+                       max_steps: int = brackets.DEFAULT_BRACKET_STEPS,
+                       method: Literal["auto", "sparse"] = "auto") -> MixingBracket:
         """Rigorous bounds on the worst-start ``t_mix(eps)``, each labelled (no dense algebra).
 
         * monotone models (:meth:`is_monotone`): the grand-coupling sandwich from the two
@@ -631,7 +632,9 @@ class ExactChain:
         * ``bracket.exact`` when the rigorous bounds meet.
 
         A non-reversible, non-monotone chain gets neither: its bracket is ``0 <= t_mix`` with no
-        upper bound, and says so in its claims.
+        upper bound, and says so in its claims. ``method="sparse"`` takes the sparse path's
+        stationary law and gap (joint or solve, Lanczos or Arnoldi) at any size (``"auto"``:
+        dense up to 4096 states, whose spectral upper bound is then rigorous).
 
         Raises
         ------
@@ -639,20 +642,25 @@ class ExactChain:
             If ``eps`` is not in (0, 1).
         """
         eps = check_eps(eps)
+        if method not in ("auto", "sparse"):
+            raise InvalidParameterError(f"method must be 'auto' or 'sparse', got {method!r}")
+        dense = method == "auto" and self.algebra == "dense"
 
         def compute() -> MixingBracket:
             subject = repr(self)
             claims = []
             if self.is_monotone():
-                solution = self.stationary_solution()
+                solution = (self.stationary_solution() if dense else
+                            self.sparse_stationary().solution)
+                pi = self._stationary_for_distances() if dense else solution.pi
                 claims += brackets.monotone_bracket(
-                    self.transition_matrix(), self._stationary_for_distances(), self.n, self.q,
+                    self.transition_matrix(), pi, self.n, self.q,
                     eps, subject,
                     None if solution.method in ("gth", "joint") else solution.residual_l1,
                     max_steps, float(np.abs(self.log_conditionals()).max()))
             if self.is_reversible():
                 try:
-                    estimate = self.spectral_estimate()
+                    estimate = self.spectral_estimate("auto" if dense else "lanczos")
                 except PrecisionError as exc:
                     claims.append(brackets.unavailable_claim(subject, str(exc)))
                 else:
@@ -663,7 +671,7 @@ class ExactChain:
                     subject, "the chain is neither monotone nor reversible: no bound applies"))
             return brackets.combine(claims, eps, self.is_monotone(), subject)
 
-        return self._cached(f"bracket:{eps!r}:{max_steps}", compute)
+        return self._cached(f"bracket:{eps!r}:{max_steps}:{dense}", compute)
 
     @property
     def factored(self) -> bool:
