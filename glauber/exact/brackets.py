@@ -136,20 +136,25 @@ class CouplingTrajectory(JsonResult):
 
 
 @threadpool_limits.wrap(limits=1, user_api="blas")  # memory-bound products: see krylov
-def coupling_trajectory(P: sp.csr_matrix, pi: np.ndarray, n: int, q: int, eps: float,
+def coupling_trajectory(P: sp.csr_matrix, pi: np.ndarray, top: int, bottom: int,
+                        f: np.ndarray, span: float, eps: float,
                         max_steps: int = DEFAULT_BRACKET_STEPS,
                         stop_below: float | None = None,
-                        max_abs_log_p: float = 0.0) -> CouplingTrajectory:
+                        per_step: float = 0.0) -> CouplingTrajectory:
     """Evolve ``P^t(top, .)`` and ``P^t(bottom, .)`` until the coupling bound is ``<= eps``.
 
     Parameters
     ----------
     P : scipy.sparse.csr_matrix
-        The kernel (states in mixed radix: bottom is state 0, top is state ``q**n - 1``).
+        The kernel (or a lumped kernel whose ``top`` and ``bottom`` are single states).
     pi : numpy.ndarray
         The stationary law used for the lower bound.
-    n, q : int
-        Sites and tokens.
+    top, bottom : int
+        The extreme states (full chain in mixed radix: ``q**n - 1`` and 0).
+    f : numpy.ndarray
+        ``sum_i x_i`` of every state.
+    span : float
+        ``n (q - 1)``, the largest value of ``f``.
     eps : float
         Stop once the upper bound is ``<= eps`` (and ``<= stop_below`` if given).
     max_steps : int
@@ -157,10 +162,9 @@ def coupling_trajectory(P: sp.csr_matrix, pi: np.ndarray, n: int, q: int, eps: f
     stop_below : float, optional
         A smaller threshold the upper bound must also reach (1/4 when ``pi``'s error needs
         ``t_mix(1/4)``).
-    max_abs_log_p : float
-        ``max |log p|`` of the conditionals: each kernel entry carries a relative rounding error
-        of at most ``8 u (1 + max_abs_log_p)``, an L1 error per row of at most that, added per
-        step to the products' own rounding.
+    per_step : float
+        L1 rounding allowance of one step beyond the products' own (``gamma_k``): the kernel
+        entries' rounding, ``8 u (1 + max |log p|)`` per row.
 
     Returns
     -------
@@ -168,15 +172,12 @@ def coupling_trajectory(P: sp.csr_matrix, pi: np.ndarray, n: int, q: int, eps: f
     """
     S = P.shape[0]
     Pt = sp.csr_matrix(P.T)
-    f = token_sums(n, q)
-    k = int(np.diff(P.indptr).max())
-    per_step = _gamma(k) + 8.0 * _U * (1.0 + max_abs_log_p)
+    per_step += _gamma(int(np.diff(P.indptr).max()))
     mu = np.zeros((S, 2), dtype=np.float64)
-    mu[-1, 0] = 1.0  # top
-    mu[0, 1] = 1.0  # bottom
+    mu[top, 0] = 1.0
+    mu[bottom, 1] = 1.0
     target = eps if stop_below is None else min(eps, stop_below)
     lowers, uppers = [], []
-    span = float(n * (q - 1))
     for t in range(max_steps + 1):
         drift = t * per_step + _gamma(S)  # L1 error of the two laws and of the sums
         tv = 0.5 * np.abs(mu - pi[:, None]).sum(axis=0)
@@ -335,8 +336,9 @@ def monotone_bracket(P: sp.csr_matrix, pi: np.ndarray, n: int, q: int, eps: floa
     eps = check_eps(eps)
     max_steps = check_positive_int(max_steps, "max_steps")
     solved = residual_l1 is not None
-    traj = coupling_trajectory(P, pi, n, q, eps, max_steps, 0.25 if solved else None,
-                               max_abs_log_p)
+    traj = coupling_trajectory(P, pi, P.shape[0] - 1, 0, token_sums(n, q), n * (q - 1), eps,
+                               max_steps, 0.25 if solved else None,
+                               8.0 * _U * (1.0 + max_abs_log_p))
     pi_error = _gamma(P.shape[0]) * 4
     if solved:
         t_quarter = first_at_most(traj.upper, 0.25)

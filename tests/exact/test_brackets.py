@@ -45,7 +45,8 @@ def test_coupling_curves_sandwich_the_exact_distance(model, tau):
     # lower(t) <= d(t) <= upper(t) at every t: d(t) from dense powers of P over every start
     chain = ExactChain(model, tau)
     P, pi = chain.dense_transition_matrix(), chain.stationary()
-    traj = coupling_trajectory(chain.transition_matrix(), pi, model.n, model.q, 1e-3,
+    traj = coupling_trajectory(chain.transition_matrix(), pi, chain.num_states - 1, 0,
+                               chain.states().sum(axis=1).astype(float), model.n, 1e-3,
                                max_steps=60)
     power = np.eye(chain.num_states)
     for t in range(traj.steps + 1):
