@@ -51,11 +51,11 @@ from glauber.toy_models import IsingModel, PottsModel
 EPS = 0.25
 #: Exact ``t_mix`` (dense squaring) up to this many states.
 EXACT_STATES = 1024
-#: The full sparse chain up to this many states; Ising cycles above go through the orbit chain.
-FULL_STATES = 2**16
-#: Step budget of a coupling bracket (the full chain above FULL_STATES: a step costs ~0.1 s).
-BRACKET_STEPS = 20_000
-BRACKET_STEPS_LARGE = 3_000
+#: Ising cycles above this many states go through their orbit chain (2n-fold smaller).
+FULL_STATES = 2**11
+#: Step budget of a coupling bracket by chain size (a step of a 2^20-state chain costs ~0.1 s);
+#: where the budget ends first, LPW 12.5 and the budget itself bound t_mix from below.
+BRACKET_STEPS = ((4096, 20_000), (2**16, 3_000), (2**20, 600))
 BEGIN, END = "<!-- dichotomy:begin -->", "<!-- dichotomy:end -->"
 
 GRIDS = {4: (2, 2), 6: (2, 3), 8: (2, 4), 9: (3, 3), 12: (3, 4), 16: (4, 4), 20: (4, 5)}
@@ -111,7 +111,7 @@ def run_cell(family: str, n: int, tau: float) -> dict:
         cell.update(_theorem5_scaled(small, n))
         cell["thm8_lower"] = _theorem8(small)
         oc = OrbitChain(model, tau, tokens=False)
-        bracket = oc.mixing_bracket(EPS, BRACKET_STEPS)
+        bracket = oc.mixing_bracket(EPS, BRACKET_STEPS[0][1])
         est = oc.spectral_estimate()
         cell.update(method="orbit-bracket", orbits=oc.num_orbits, gap=est.gap,
                     gap_method=f"orbit chain ({est.method})")
@@ -130,8 +130,7 @@ def run_cell(family: str, n: int, tau: float) -> dict:
             cell.update(method="exact", tmix=chain.mixing_time(EPS))
             bracket = None
         else:
-            bracket = chain.mixing_bracket(
-                EPS, BRACKET_STEPS if states <= FULL_STATES else BRACKET_STEPS_LARGE, "sparse")
+            bracket = chain.mixing_bracket(EPS, _steps(states), "sparse")
             cell["method"] = "bracket"
     if family == "ising-cycle":
         cell["closed_form_gap"] = (1 - math.tanh(2 / tau)) / n  # LPW Theorem 15.5
@@ -140,6 +139,10 @@ def run_cell(family: str, n: int, tau: float) -> dict:
                     upper_estimate=bracket.upper_estimate, monotone=bracket.monotone)
     cell["seconds"] = time.perf_counter() - start
     return cell
+
+
+def _steps(states: int) -> int:
+    return next(steps for size, steps in BRACKET_STEPS if states <= size)
 
 
 def _theorem5_scaled(small: ExactChain, n: int) -> dict:
@@ -323,20 +326,18 @@ def run(out: Path, families: Sequence[str], log: Callable[[str], Any],
     path = out / "cells.json"
     cells = load_cells(path) if path.exists() else []
     done = {(c["family"], c["n"], c["tau"]) for c in cells}
-    for family in families:
-        sizes, taus, _ = FAMILIES[family]
-        for n in sizes:
-            if max_states is not None and build_states(family, n) > max_states:
-                continue
-            for tau in taus:
-                if (family, n, tau) in done:
-                    continue
-                cell = run_cell(family, n, tau)
-                cells.append(cell)
-                out.mkdir(parents=True, exist_ok=True)
-                write_json_atomic(path, jsonable({"cells": cells}))
-                log(f"{family} n={n} tau={tau:g}: t_mix {_tmix_text(cell)}, gap "
-                    f"{_fmt(cell.get('gap'))} ({cell['seconds']:.0f} s)")
+    todo = sorted(((build_states(f, n), f, n, tau) for f in families
+                   for n in FAMILIES[f][0] for tau in FAMILIES[f][1]
+                   if (f, n, tau) not in done), key=lambda item: item[0])  # small chains first
+    for states, family, n, tau in todo:
+        if max_states is not None and states > max_states:
+            continue
+        cell = run_cell(family, n, tau)
+        cells.append(cell)
+        out.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(path, jsonable({"cells": cells}))
+        log(f"{family} n={n} tau={tau:g}: t_mix {_tmix_text(cell)}, gap "
+            f"{_fmt(cell.get('gap'))} ({cell['seconds']:.0f} s)")
     return cells
 
 
