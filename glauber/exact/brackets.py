@@ -198,7 +198,8 @@ def first_at_most(values: np.ndarray, eps: float) -> int | None:
 
 @dataclass(frozen=True)
 class MixingBracket(JsonResult):
-    """Bounds on the worst-start ``t_mix(eps)``, each a labelled :class:`~glauber.core.claims.Claim`.
+    """Bounds on the worst-start ``t_mix(eps)``, each a labelled
+    :class:`~glauber.core.claims.Claim`.
 
     Attributes
     ----------

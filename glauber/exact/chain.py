@@ -980,8 +980,9 @@ HOST_BATCH_SIZE = 2**14
 #: squaring, the factor, or stepping every start); above, only :meth:`ExactChain.mixing_bracket`.
 EXACT_TMIX_MAX_STATES = 2**16
 
-#: Stationary methods of the chain: those of :func:`glauber.exact.stationary.stationary_distribution`
-#: and ``"joint"`` (the model's log-joint).
+#: Stationary methods of the chain: those of
+#: :func:`glauber.exact.stationary.stationary_distribution` and ``"joint"`` (the model's
+#: log-joint).
 PiMethod = Literal["auto", "gth", "sparse", "iterative", "joint"]
 GapMethod = Literal["auto", "dense", "lanczos"]
 EstimateMethod = Literal["auto", "dense", "lanczos", "arnoldi"]

@@ -11,8 +11,9 @@ linearly in ``S``. This module holds what the sparse path builds:
 * :func:`fiber_defect`: detailed balance checked site by site. For a move at site ``i`` the
   balance ``pi(x) P(x, x^(i->a)) = pi(x^(i->a)) P(x^(i->a), x)`` says that
   ``log pi(x) - log p_i(x_i | x_{-i})`` is constant on each fibre ``{x' : x'_{-i} = x_{-i}}``;
-  the largest spread over the fibres is the flow defect of :func:`glauber.theory.kernels.flow_defect`
-  (``-expm1(-spread)``) without forming the ``n (q-1) S`` move arrays;
+  the largest spread over the fibres is the flow defect of
+  :func:`glauber.theory.kernels.flow_defect` (``-expm1(-spread)``) without forming the
+  ``n (q-1) S`` move arrays;
 * :func:`joint_stationary`: the stationary law from the model's exact log-joint
   (``log_weight``, at ``tau = 1``; ``pi_tau ∝ exp(log_weight / tau)``), accepted only if it
   satisfies detailed balance with the kernel to :data:`~glauber.theory.kernels.REVERSIBILITY_RTOL`:
@@ -349,7 +350,8 @@ def joint_stationary(model: Any, states: np.ndarray, tau: float, log_conditional
 
 def solve_stationary(P: sp.csr_matrix, log_conditionals: np.ndarray,
                      method: StationaryMethod = "auto", tol: float = 1e-9) -> SparseStationary:
-    """The stationary law by a sparse solve (:func:`~glauber.exact.stationary.stationary_distribution`).
+    """The stationary law by a sparse solve
+    (:func:`~glauber.exact.stationary.stationary_distribution`).
 
     Normwise accurate only: ``||pi~ - pi||_TV <= 2 ||r||_1 t_mix(1/4)`` with ``r`` the
     residual (:func:`stationary_tv_error_bound`); small entries carry no relative accuracy.

@@ -214,8 +214,9 @@ def dichotomy_markdown(cells: Sequence[dict], figure: str | None, command: str) 
            "(grand-coupling sandwich for ferromagnetic Ising, LPW 12.5 for all); `hi*` is the "
            "spectral upper bound with a Lanczos gap, an estimate. Thm 5: the corrected bound "
            "(best certificate on the exact influence matrix; ∞: no certificate). Thm 8: "
-           "`e^{Δ*/τ}/(4q)` on the basin {all top token} (–: Assumption 1 fails or μ(B) > 1/2). "
-           "Exact t_mix up to 1024 states; gaps above 4096 states are Lanczos values (error bound ~1e-10; the orbit chain's for "
+           "`e^{Δ*/τ}/(4q)` on the basin {all top token} (–: Assumption 1 fails or "
+           "μ(B) > 1/2). Exact t_mix up to 1024 states; gaps above 1024 states are Lanczos "
+           "values (error bound ~1e-10; the orbit chain's for "
            "Ising cycles, equal to LPW 15.5's closed form `(1 - tanh 2β)/n`).\n"]
     for family, (sizes, taus, roles) in FAMILIES.items():
         rows = [c for c in cells if c["family"] == family]
@@ -223,8 +224,8 @@ def dichotomy_markdown(cells: Sequence[dict], figure: str | None, command: str) 
             continue
         out.append(f"### {family}\n")
         out.append("| n | states | " + " | ".join(
-            f"τ = {tau:g} ({role}): t_mix · gap · Thm 5 · Thm 8" for tau, role in zip(taus, roles))
-            + " |")
+            f"τ = {tau:g} ({role}): t_mix · gap · Thm 5 · Thm 8"
+            for tau, role in zip(taus, roles)) + " |")
         out.append("|---|---|" + "---|" * len(taus))
         for n in sizes:
             line = [str(n), str(build_states(family, n))]
@@ -247,6 +248,12 @@ def dichotomy_markdown(cells: Sequence[dict], figure: str | None, command: str) 
         out.append("\nFits over n, on exact values and, where only a bracket exists, the "
                    "coupling's lower end (the extreme starts' exact crossing time; spectral-only "
                    "brackets are not fitted): " + "; ".join(fit_lines) + ".\n")
+    have = {(c["family"], c["n"], c["tau"]) for c in cells}
+    missing = [f"{f} n={n} τ={tau:g}" for f, (sizes, taus, _) in FAMILIES.items()
+               for n in sizes for tau in taus if (f, n, tau) not in have]
+    if missing:
+        out.append(f"Not computed yet ({len(missing)} cells, –): {', '.join(missing)}; rerun "
+                   "the command above to add them (it resumes).\n")
     if figure:
         out.append(f"![t_mix against n, with the Theorem 5 and Theorem 8 bounds]({figure})\n")
     out.append(_reading(cells))
