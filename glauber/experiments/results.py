@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from glauber.errors import InvalidParameterError
-from glauber.experiments import runs, tau_no_cert, windows
+from glauber.experiments import dichotomy, runs, tau_no_cert, windows
 
 #: The page's title and the line under it.
 TITLE = "# Results: the paper's protocols on real models and toy chains"
@@ -65,6 +65,8 @@ SECTIONS: tuple[Section, ...] = (
             "glauber results --rerun runs"),
     Section("runs", "Runs", "protocols", runs.render_runs, runs.refresh,
             "glauber results --rerun runs"),
+    Section("dichotomy", "The dichotomy, exactly: t_mix against n on toy chains", "dichotomy",
+            dichotomy.render, dichotomy.refresh, dichotomy.COMMAND),
 )
 
 
