@@ -198,6 +198,15 @@ def test_run_all_writes_both_files_atomically(tmp_path, monkeypatch):
     md = (tmp_path / "results.md").read_text()
     assert "| toy | 1 s | 2 s | 2x | >= 1x | yes |" in md
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results.json", "results.md"]
+    # --update reruns the named benchmarks into the files and keeps the others
+    toy["rows"] = [report.row("toy", 1.0, "s", 3.0, 3.0, ">= 1x", True)]
+    assert run_all.main(["toy", "--out", str(tmp_path), "--update"]) == 1  # `bad` kept, failed
+    data = json.loads((tmp_path / "results.json").read_text())
+    assert list(data["benchmarks"]) == ["toy", "bad"] and data["rows"][0]["ratio"] == 3.0
+    assert data["benchmarks"]["bad"]["error"] == "RuntimeError: boom"
+    assert data["machine"]["updates"][0]["benchmarks"] == ["toy"]
+    md = (tmp_path / "results.md").read_text()
+    assert "| toy | 1 s | 3 s | 3x | >= 1x | yes |" in md and "Rerun later (`--update`): toy" in md
 
 
 @pytest.mark.mlm
