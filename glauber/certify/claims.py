@@ -142,11 +142,20 @@ def _theorem5_claim(r: InfluenceResult, eps: float, exact: ExactValues | None) -
     held = c.best != "none"
     how = ("searched (every entry realised by a witness)" if r.searched else "sampled")
     if r.exhaustive:
-        certifies = (
-            f"t_mix({eps:g}) <= {_fmt(c.best_bound)} steps ({c.best} certificate; exact "
-            "influences)" if held else
-            f"nothing: the exact spectral radius of C is {c.spectral_radius:.4g} >= 1"
-        )
+        if held:
+            certifies = (f"t_mix({eps:g}) <= {_fmt(c.best_bound)} steps ({c.best} certificate; "
+                         "exact influences)")
+        elif r.no_certificate:  # a proved negative: listed as proved, like the searched one
+            certifies = (
+                f"no Theorem 5 certificate exists at this temperature: the exact influence "
+                f"matrix has rho(C) = {c.spectral_radius:.4g} (>= {r.rho_lower:.4g} >= 1 after "
+                "rounding)"
+            )
+        else:
+            certifies = (
+                f"nothing: no certificate is proved (the exact spectral radius of C is "
+                f"{c.spectral_radius:.4g}; its rounding-safe lower bound {r.rho_lower:.4g} < 1)"
+            )
         caveat = "exact: every pair of states was enumerated"
         if c.precision_note and "matrix_power" not in c.rigorous:
             caveat += f"; matrix-power certificate not used: {c.precision_note}"
@@ -296,7 +305,7 @@ def _trap_claim(r: MarginsResult, exact: ExactValues | None, eps: float) -> Clai
         statement=statement, hypothesis_held=True,
         certifies=f"state {s}: escape probability <= {escape:.4g}{marks[0]} (sharper "
         f"{r.trap_sharper_escape_bound[s]:.4g}; exact {r.escape[s]:.4g}); t_mix(1/4) >= "
-        f"{_fmt(tmix)} steps{marks[1]}",
+        f"{_fmt(tmix)} steps{marks[1]}" + _mass_condition(exact, mass_ok),
         bound=tmix,
         caveat=caveat,
         rigorous=True,
@@ -304,6 +313,15 @@ def _trap_claim(r: MarginsResult, exact: ExactValues | None, eps: float) -> Clai
                  "tmix_applies": mass_ok},
         **extra,
     )
+
+
+def _mass_condition(exact: ExactValues | None, mass_ok: bool) -> str:
+    """What Theorem 8's t_mix bound still needs (``mu({x}) <= 1/2``), said in the claim."""
+    if mass_ok:
+        return ""
+    if exact is None or exact.trap_mass is None:
+        return " (if mu({x}) <= 1/2, not checked here)"
+    return f" (does not apply: exact mu({{x}}) = {exact.trap_mass:.4g} > 1/2)"
 
 
 def _basin_claim(r: MarginsResult) -> Claim:

@@ -141,9 +141,11 @@ def run(args: argparse.Namespace) -> int:
         timings=dataclasses.replace(cert.timings, load=load),
         source=Source(spec=spec, length=args.length, dtype=args.dtype, autocast=args.autocast),
     )
-    print(format_certificate(cert))
-    if args.json is not None:
+    outputs = {}
+    if args.json is not None:  # written first, so that the verdict can say where it is
         atomic_write_text(args.json, cert.to_json() + "\n")
+        outputs["certificate (JSON)"] = args.json
+    print(format_certificate(cert, outputs))
     return 0
 
 
