@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up (if needed) and run the main job on the embedded default model (AntiBERTy), in context:
 #   1. the exact chain of a 3-site window in the CDR3 loop of the full trastuzumab heavy chain
-#      (positions 98-100, every other residue frozen; 20^3 = 8,000 states): exact t_mix, gap,
+#      (positions 98-100 (RWG), every other residue frozen; 20^3 = 8,000 states): exact t_mix, gap,
 #      exact C and alpha, every rectangle, traps;
 #   2. the full chain (120 residues) in its own context: rectangles on the full chain and the
 #      influence searched from it (every entry realised by a witness; `glauber recheck` rechecks):

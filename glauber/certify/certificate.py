@@ -31,6 +31,7 @@ import numpy as np
 
 from glauber.core.arrays import JsonResult, jsonable
 from glauber.core.claims import Claim
+from glauber.core.restrict import SITE_NUMBERING
 from glauber.errors import InvalidParameterError
 from glauber.estimators.coupling import CouplingResult
 from glauber.estimators.drift import DriftResult
@@ -231,6 +232,13 @@ class Certificate:
     source : Source or None
         How to rebuild the model (set by the ``glauber certify`` command; None for a model
         passed from Python).
+    positions : tuple of int or None
+        The 1-based positions of the context that the sites are (site ``k`` is position
+        ``positions[k]``), for a chain on chosen sites of a context (set by the command line);
+        None otherwise (site ``k`` is position ``k + 1``).
+    site_numbering : str
+        The convention of this file, stated in it: indices count from 0, positions a person
+        reads count from 1 (:data:`glauber.core.restrict.SITE_NUMBERING`).
     """
 
     model: str
@@ -257,6 +265,8 @@ class Certificate:
     exact: ExactValues | None = None
     exact_note: str = ""
     source: Source | None = None
+    positions: tuple[int, ...] | None = None
+    site_numbering: str = SITE_NUMBERING
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe nested dict (arrays and tuples as lists, ``inf`` as ``"inf"``)."""

@@ -140,6 +140,8 @@ def run(args: argparse.Namespace) -> int:
         cert, states_source=args.states or cert.states_source,
         timings=dataclasses.replace(cert.timings, load=load),
         source=Source(spec=spec, length=args.length, dtype=args.dtype, autocast=args.autocast),
+        positions=(None if getattr(model, "sites", None) is None
+                   else tuple(int(k) + 1 for k in model.sites)),
     )
     outputs = {}
     if args.json is not None:  # written first, so that the verdict can say where it is
