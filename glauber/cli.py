@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import shlex
 import sys
 import traceback
 from typing import Sequence
@@ -30,7 +31,8 @@ from glauber.errors import (
 )
 
 COMMANDS = (
-    "verify", "certify", "recheck", "phase_diagram", "alpha_curve", "trajectory", "compare",
+    "verify", "certify", "recheck", "report", "phase_diagram", "alpha_curve", "trajectory",
+    "compare",
 )
 
 #: Exit codes of the ``glauber`` command.
@@ -83,7 +85,9 @@ def exit_code(exc: BaseException) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``glauber`` console script; returns the process exit code."""
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
+    args.command_line = shlex.join(["glauber", *argv])  # provenance, for the outputs
     try:
         return int(args.func(args) or 0)
     except BrokenPipeError:  # `glauber certify | head`: the reader left; nothing to report

@@ -61,6 +61,38 @@ class ClaimKey(str, enum.Enum):
 
 
 @dataclass(frozen=True)
+class StateMass(JsonResult):
+    """A state of an exact chain and its stationary mass, as a log (exact where it underflows)."""
+
+    state: tuple[int, ...]
+    log_mass: float
+
+
+@dataclass(frozen=True)
+class Trap(JsonResult):
+    """A perfect trap of an exact chain (every site at its strict argmax; Theorem 8).
+
+    Attributes
+    ----------
+    state : tuple of int
+    delta_star : float
+        Its margin ``Delta*`` (smallest over the sites of the argmax score less the runner-up).
+    escape_bound : float
+        Theorem 8's bound ``|V| e^{-Delta*/tau}`` on the one-step escape probability.
+    exact_escape : float
+        The exact one-step escape probability ``P(x, {x}^c)``.
+    log_mass : float
+        Its log stationary mass.
+    """
+
+    state: tuple[int, ...]
+    delta_star: float
+    escape_bound: float
+    exact_escape: float
+    log_mass: float
+
+
+@dataclass(frozen=True)
 class ExactValues(JsonResult):
     """Exact values from the full transition matrix of a small chain (``q**n`` states).
 
@@ -97,6 +129,12 @@ class ExactValues(JsonResult):
         ``tmix`` when it was computed; else a rigorous lower bound on it (the step limit of the
         exact computation plus one, or the spectral bound
         :func:`glauber.certify.exact.spectral_tmix_lower_bound`, whichever is larger).
+    top_states : tuple of StateMass
+        The most probable states of the stationary law, most probable first (at most
+        :data:`glauber.certify.exact.TOP_STATES`; empty in certificates written before them).
+    traps : tuple of Trap
+        The perfect traps of largest margin, largest first (at most
+        :data:`glauber.certify.exact.TOP_STATES`).
     """
 
     num_states: int
@@ -118,6 +156,8 @@ class ExactValues(JsonResult):
     rectangles: RectangleSummary
     notes: tuple[str, ...] = ()
     tmix_lower: int | None = None
+    top_states: tuple[StateMass, ...] = ()
+    traps: tuple[Trap, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -148,12 +188,15 @@ class Source(JsonResult):
         The MLM sequence length asked for (None: the default, or the context's length).
     dtype, autocast : str or None
         Compute precision of an MLM's forward pass (None: float32, no autocast).
+    command : str or None
+        The command line that wrote the certificate (None: older certificates, or Python).
     """
 
     spec: str
     length: int | None = None
     dtype: str | None = None
     autocast: str | None = None
+    command: str | None = None
 
 
 @dataclass(frozen=True)
@@ -437,7 +480,9 @@ __all__ = [
     "ExactValues",
     "Settings",
     "Source",
+    "StateMass",
     "Timings",
+    "Trap",
     "Versions",
     "software_versions",
 ]

@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from glauber.certify.certificate import ExactValues
+from glauber.certify.certificate import ExactValues, StateMass, Trap
 from glauber.errors import (
     ConvergenceError,
     NonPositiveConditionalError,
@@ -37,6 +37,8 @@ EXACT_MAX_STATES = 8192
 #: stepped chain would otherwise step for hours; beyond the limit ``tmix`` is None and
 #: ``tmix_lower`` bounds it from below.
 EXACT_TMIX_MAX_STEPS = 500
+#: States of largest stationary mass, and perfect traps of largest margin, kept in a certificate.
+TOP_STATES = 10
 #: What a quantity that cannot be computed raises; it is then reported missing, with the reason.
 _UNAVAILABLE = (ConvergenceError, NonPositiveConditionalError, PrecisionError,
                 StateSpaceTooLargeError, UnderflowError)
@@ -101,7 +103,8 @@ def exact_values(
     tmix = attempt("t_mix", tmix_or_bound)
     states = chain.states()
     log_mass = None if trap_state is None else float(log_pi[int(chain.index_of(trap_state))])
-    trap = _best_trap(chain, log_pi)
+    trap, traps = _best_trap(chain, log_pi)
+    top = np.argsort(-log_pi, kind="stable")[:TOP_STATES]
     return ExactValues(
         num_states=chain.num_states,
         contraction=certify_contraction(C, eps),
@@ -117,6 +120,9 @@ def exact_values(
         **trap,
         rectangles=chain.rectangles(),
         notes=tuple(notes),
+        top_states=tuple(StateMass(tuple(int(v) for v in states[k]), float(log_pi[k]))
+                         for k in top),
+        traps=traps,
     )
 
 
@@ -143,8 +149,9 @@ def spectral_tmix_lower_bound(gap: float | None, eps: float) -> int:
     return max(0, math.ceil(t * (1.0 - 1e-6)))
 
 
-def _best_trap(chain: ExactChain, log_pi: np.ndarray) -> dict:
-    """Perfect traps over every state and Theorem 8 on the one with the largest margin."""
+def _best_trap(chain: ExactChain, log_pi: np.ndarray) -> tuple[dict, tuple[Trap, ...]]:
+    """Perfect traps over every state and Theorem 8 on the one with the largest margin; the
+    :data:`TOP_STATES` traps of largest margin."""
     scores, p, states = chain.scores(), chain.conditionals(), chain.states()
     rows = np.arange(chain.num_states)
     margins = np.empty((chain.num_states, chain.n))
@@ -163,6 +170,11 @@ def _best_trap(chain: ExactChain, log_pi: np.ndarray) -> dict:
     out = dict(perfect_traps=int(perfect.sum()), best_trap_state=None, best_trap_delta_star=None,
                best_trap_escape_bound=None, best_trap_exact_escape=None,
                best_trap_log_mass=None)
+    ranked = [int(k) for k in np.argsort(-np.where(perfect, state_min, -np.inf), kind="stable")
+              [:min(TOP_STATES, int(perfect.sum()))]]
+    traps = tuple(Trap(tuple(int(v) for v in states[k]), float(state_min[k]),
+                       theorem8_escape_bound(chain.q, float(state_min[k]), chain.tau),
+                       float(leave[k].mean()), float(log_pi[k])) for k in ranked)
     if perfect.any():
         best = int(np.argmax(np.where(perfect, state_min, -np.inf)))
         delta = float(state_min[best])
@@ -173,8 +185,8 @@ def _best_trap(chain: ExactChain, log_pi: np.ndarray) -> dict:
             best_trap_exact_escape=float(leave[best].mean()),
             best_trap_log_mass=float(log_pi[best]),
         )
-    return out
+    return out, traps
 
 
-__all__ = ["EXACT_MAX_STATES", "EXACT_TMIX_MAX_STEPS", "exact_values",
+__all__ = ["EXACT_MAX_STATES", "EXACT_TMIX_MAX_STEPS", "TOP_STATES", "exact_values",
            "spectral_tmix_lower_bound"]

@@ -182,14 +182,14 @@ def _exact_section(cert: Certificate) -> list[str]:
         _row("states", e.num_states),
         _row("reversible (detailed balance)",
              "unknown (see the notes)" if e.reversible is None else e.reversible),
-        _row("most probable state, its mass", state_text(cert, e.mode_state),
+        _row("most probable state, its mass", state_text(cert.labels, e.mode_state),
              e.max_stationary_mass),
         _row("perfect traps among all states", e.perfect_traps),
     ]
     if e.best_trap_state is not None:
         bound = e.best_trap_escape_bound
         out += [
-            _row("best trap, Delta*", state_text(cert, e.best_trap_state), e.best_trap_delta_star),
+            _row("best trap, Delta*", state_text(cert.labels, e.best_trap_state), e.best_trap_delta_star),
             _row("its escape: Theorem 8 bound, exact", bound, e.best_trap_exact_escape,
                  "(vacuous)" if bound is not None and bound >= 1 else ""),
         ]

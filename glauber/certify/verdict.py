@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import textwrap
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from glauber.certify.certificate import Certificate, ClaimKey
 from glauber.core.claims import Claim
@@ -134,12 +134,12 @@ def certificate_bracket(cert: Any) -> dict[str, Any] | None:
     return dict(b) if isinstance(b, Mapping) else None
 
 
-def state_text(cert: Certificate, state: Any) -> str:
+def state_text(labels: Sequence[str], state: Any) -> str:
     """A state as its tokens (``"RWG"`` when every label is one character, else spaced)."""
     if state is None:
         return "n/a"
-    sep = "" if all(len(label) == 1 for label in cert.labels) else " "
-    return sep.join(cert.labels[int(v)] for v in state)
+    sep = "" if all(len(label) == 1 for label in labels) else " "
+    return sep.join(labels[int(v)] for v in state)
 
 
 def wrap(text: str, indent: str, subsequent: str | None = None, width: int = WIDTH) -> list[str]:
@@ -272,11 +272,11 @@ def _known(cert: Certificate) -> list[str]:
                    f"{_g(e.relaxation_time)} steps")
     out.append(f"influence matrix C: rho(C) = {x.spectral_radius:.4g}, alpha_row = "
                f"{x.alpha_row:.4g}, alpha_col = {x.alpha_col:.4g}")
-    out.append(f"stationary law: most probable state {state_text(cert, e.mode_state)} with mass "
+    out.append(f"stationary law: most probable state {state_text(cert.labels, e.mode_state)} with mass "
                f"{_g(e.max_stationary_mass)}; {e.perfect_traps} perfect trap(s) among all "
                f"{e.num_states:,} states")
     if e.best_trap_state is not None:
-        out.append(f"best perfect trap {state_text(cert, e.best_trap_state)}: margin Delta* = "
+        out.append(f"best perfect trap {state_text(cert.labels, e.best_trap_state)}: margin Delta* = "
                    f"{_g(e.best_trap_delta_star)}, exact one-step escape probability "
                    f"{_g(e.best_trap_exact_escape)}")
     if e.reversible is not None:

@@ -139,7 +139,8 @@ def run(args: argparse.Namespace) -> int:
     cert = dataclasses.replace(
         cert, states_source=args.states or cert.states_source,
         timings=dataclasses.replace(cert.timings, load=load),
-        source=Source(spec=spec, length=args.length, dtype=args.dtype, autocast=args.autocast),
+        source=Source(spec=spec, length=args.length, dtype=args.dtype, autocast=args.autocast,
+                      command=getattr(args, "command_line", None)),
         positions=(None if getattr(model, "sites", None) is None
                    else tuple(int(k) + 1 for k in model.sites)),
     )
