@@ -7,7 +7,8 @@
 #      influence searched from it (every entry realised by a witness; `glauber recheck` rechecks):
 #      the default search budget, 2,000 rows, a principal block of 42 high-entropy residues
 #      (107 s on 2 cores; the whole job 178 s, measured 2026-12-03).
-# Certificates go to results/main/ as JSON. Extra arguments are passed to both certify calls.
+# Certificates go to results/main/ as JSON, and one HTML page of both (glauber report) beside
+# them. Extra arguments are passed to both certify calls.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -15,8 +16,14 @@ bash scripts/setup.sh
 # Two cores: one BLAS/torch thread per process (as scripts/test.sh sets them).
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-2} MKL_NUM_THREADS=${MKL_NUM_THREADS:-2}
 mkdir -p results/main
+echo "glauber main job: AntiBERTy at tau = 1 on trastuzumab VH, the CDR3 window 98-100 (RWG), then"
+echo "the full chain; files: results/main/cdr3-window.json, full-chain.json, report.html"
 glauber certify --model antiberty --context trastuzumab-vh --sites 98-100 --tau 1.0 --pairs 0 \
     --json results/main/cdr3-window.json "$@"
 echo
 glauber certify --model antiberty --context trastuzumab-vh --tau 1.0 --pairs 0 \
     --json results/main/full-chain.json "$@"
+echo
+# One page with both certificates (figures embedded); its path is the last line printed.
+glauber report results/main/cdr3-window.json results/main/full-chain.json \
+    --out results/main/report.html

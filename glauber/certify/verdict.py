@@ -172,9 +172,9 @@ def _mixing(cert: Certificate) -> str:
     parts = []
     if e is not None and e.tmix is not None:
         parts.append(
-            f"known exactly: t_mix({eps:g}) = {e.tmix:,} steps from the worst start, "
-            f"{e.tmix / n:.3g} sweeps of the {n} sites (the exact chain over all "
-            f"{e.num_states:,} states)")
+            f"known exactly: t_mix({eps:g}) = {e.tmix:,} steps from the worst start "
+            f"({e.tmix / n:.3g} sweeps of the {n} sites; exact chain of {e.num_states:,} "
+            "states)")
     elif e is not None and e.tmix_lower:
         parts.append(f"known: t_mix({eps:g}) > {e.tmix_lower - 1:,} steps from the worst start "
                      f"(the exact chain over all {e.num_states:,} states, not stepped further)")
@@ -213,11 +213,9 @@ def _certificate(cert: Certificate) -> str:
         return (f"yes, proved: t_mix({cert.eps:g}) <= {_steps(c.best_bound)} steps at tau = {tau} "
                 f"(Theorem 5, corrected: {c.best} certificate on the exact influence matrix)")
     if r.no_certificate:
-        which = (f"the exact influence matrix has rho(C) = {c.spectral_radius:.4g}" if r.exhaustive
-                 else f"the {'searched' if r.searched else 'sampled'} influences give rho(C) >= "
-                 f"{r.rho_lower:.4g}")
-        return (f"none can exist at tau = {tau}, proved: {which} >= 1 (Theorem 5, corrected, "
-                "with Perron-Frobenius monotonicity)")
+        which = (f"exact rho(C) = {c.spectral_radius:.4g}" if r.exhaustive
+                 else f"{'searched' if r.searched else 'sampled'} rho(C) >= {r.rho_lower:.4g}")
+        return f"none can exist at tau = {tau}, proved: {which} >= 1 (Theorem 5, corrected)"
     if r.exhaustive:
         return (f"not known at tau = {tau}: the exact rho(C) = {c.spectral_radius:.4g} is within "
                 "rounding of 1 (Theorem 5, corrected)")
@@ -241,7 +239,7 @@ def _compatibility(cert: Certificate) -> str:
     r = cert.incompatibility
     if r.n_above_bound > 0:
         return (f"no, proved: {r.n_above_bound} of {r.n_rectangles} rectangles have |delta| above "
-                "their rounding bound, so no joint law has these conditionals (Proposition 4)")
+                "rounding, so no joint law has them (Proposition 4)")
     e = cert.exact
     if e is not None and e.rectangles.max_abs_delta == 0.0:
         return (f"yes as far as rectangles tell, known exactly: all {e.rectangles.count:,} "

@@ -223,3 +223,24 @@ def test_trap_tmix_bound_states_its_mass_condition_when_unchecked():
 def test_legend_names_every_label():
     for label in ("[held; RIGOROUS]", "[held; not rigorous]", "[not held;", "(vacuous)"):
         assert label in LEGEND
+
+
+def test_first_ten_lines_of_the_command_answer_the_newcomer(tmp_path, capsys, monkeypatch):
+    """Does it mix fast, provably? What is t_mix for the window? Where are the files? (A
+    relative path, as the main job writes results/main/cdr3-window.json.)"""
+    from glauber.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    path = Path("results") / "window.json"
+    path.parent.mkdir()
+    assert main(["certify", "--model", "curie-weiss:n=8,alpha=3", "--context",
+                 "0,1,0,1,1,0,1,1", "--sites", "2-4", "--tau", "0.5", "--pairs", "0",
+                 "--rectangles", "5", "--json", str(path)]) == 0
+    head = "\n".join(capsys.readouterr().out.splitlines()[:10])
+    tmix = ExactChain(resolve_model(WINDOW), 0.5).mixing_time(0.25)
+    assert f"known exactly: t_mix(0.25) = {tmix} steps" in head
+    assert "none can exist at tau = 0.5, proved" in head
+    assert f"certificate (JSON) {path}" in head
+    saved = Certificate.from_json(path.read_text())
+    assert saved.positions == (2, 3, 4) and saved.site_numbering.startswith("0-based")
+    assert saved.source.command.startswith("glauber certify --model curie-weiss")
