@@ -12,7 +12,7 @@ import importlib
 import inspect
 from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
 
-from glauber.errors import MissingDependencyError
+from glauber.errors import ClusterUnavailableError, MissingDependencyError
 
 
 class Executor(Protocol):
@@ -46,6 +46,9 @@ class RayExecutor:
     ------
     MissingDependencyError
         If ``ray`` is not installed.
+    ClusterUnavailableError
+        If Ray cannot reach the cluster at ``address`` (or cannot start): one line in glauber's
+        own terms (:func:`ray_error_line`).
     """
 
     def __init__(self, address: str | None = None, num_cpus: float = 1.0) -> None:
@@ -57,7 +60,10 @@ class RayExecutor:
                 "(or drop --ray to run the cells in this process)"
             ) from exc
         if not self._ray.is_initialized():
-            self._ray.init(address=address, ignore_reinit_error=True)
+            try:
+                self._ray.init(address=address, ignore_reinit_error=True)
+            except Exception as exc:  # Ray's own errors advise flags glauber does not have
+                raise ClusterUnavailableError(ray_error_line(address, exc)) from exc
         self.num_cpus = float(num_cpus)
 
     def map(self, fn: Callable[[Any], Any], cells: Iterable[Any]) -> Iterator[Any]:
@@ -66,6 +72,31 @@ class RayExecutor:
         futures = [remote.remote(cell) for cell in cells]
         for future in futures:
             yield self._ray.get(future)
+
+
+def ray_error_line(address: str | None, exc: BaseException) -> str:
+    """Ray's failure to connect or start, said once in glauber's terms: what was asked, Ray's
+    first sentence (without its advice on flags and variables glauber does not read), and
+    what to do.
+
+    Examples
+    --------
+    >>> ray_error_line("auto", ConnectionError(
+    ...     "Could not find any running Ray instance. Please specify the one to connect to by "
+    ...     "setting `--address` flag or `RAY_ADDRESS` environment variable."))
+    '--ray auto: Ray could not reach a cluster (Could not find any running Ray instance); start \
+one with `ray start --head` and give its address (--ray auto on its head node, or --ray \
+ray://HOST:10001), or give --ray alone to start Ray in this process'
+    """
+    said = " ".join(str(exc).split()).split(". ")[0].rstrip(".")
+    if not said or "--address" in said or "RAY_ADDRESS" in said:
+        said = type(exc).__name__
+    if address is None:
+        return (f"--ray: Ray could not start in this process ({said}); drop --ray to run the "
+                "cells without Ray")
+    return (f"--ray {address}: Ray could not reach a cluster ({said}); start one with `ray "
+            "start --head` and give its address (--ray auto on its head node, or --ray "
+            "ray://HOST:10001), or give --ray alone to start Ray in this process")
 
 
 def make_executor(ray: str | bool | None = None) -> Executor:
@@ -124,4 +155,5 @@ def run_cells(
     return [done[c["key"]] for c in cells]
 
 
-__all__ = ["Executor", "LocalExecutor", "RayExecutor", "make_executor", "run_cells"]
+__all__ = ["Executor", "LocalExecutor", "RayExecutor", "make_executor", "ray_error_line",
+           "run_cells"]
