@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import importlib
 import inspect
+import math
 from typing import Any, Callable, Iterable, Iterator, Protocol, Sequence
 
 from glauber.errors import ClusterUnavailableError, MissingDependencyError
@@ -74,6 +75,25 @@ class RayExecutor:
             yield self._ray.get(future)
 
 
+#: The progress bar of :func:`run_cells`: whole cells in the counter, the bar moving within one.
+CELL_BAR = "{l_bar}{bar}| {cells}/{total_fmt} cells [{elapsed}<{remaining}]"
+
+
+def _cell_bar(**kw: Any) -> Any:
+    """A ``tqdm`` bar whose counter shows finished cells as an integer (``{cells}``) while its
+    bar and percentage also move with a cell's own progress."""
+    from tqdm.auto import tqdm
+
+    class CellBar(tqdm):  # type: ignore[misc, valid-type]
+        @property
+        def format_dict(self) -> dict:
+            d = super().format_dict
+            d["cells"] = math.floor(d["n"] + 1e-9)
+            return d
+
+    return CellBar(bar_format=CELL_BAR, **kw)
+
+
 def ray_error_line(address: str | None, exc: BaseException) -> str:
     """Ray's failure to connect or start, said once in glauber's terms: what was asked, Ray's
     first sentence (without its advice on flags and variables glauber does not read), and
@@ -128,13 +148,10 @@ def run_cells(
     callback taking the fraction of the cell done, so the bar moves within long cells. Returns
     every cell's result in the order of ``cells``.
     """
-    from tqdm.auto import tqdm
-
     todo = [c for c in cells if c["key"] not in log]
-    with tqdm(
-        total=len(cells), initial=len(cells) - len(todo), desc=desc, disable=not progress,
-        unit="cell",
-    ) as bar:
+    finished = len(cells) - len(todo)
+    with _cell_bar(total=len(cells), initial=finished, desc=desc, disable=not progress,
+                   unit="cell") as bar:
         if isinstance(executor, LocalExecutor) and "progress" in inspect.signature(fn).parameters:
             done = [0.0]  # fraction of the current cell already shown
 
@@ -149,7 +166,9 @@ def run_cells(
             done, cell_fn = [0.0], fn
         for cell, result in zip(todo, executor.map(cell_fn, todo)):
             log.append(cell["key"], result)
-            bar.update(1.0 - done[0])
+            finished += 1
+            bar.n = finished  # whole cells exactly: fractions never add up to 5.999.../6
+            bar.refresh()
             done[0] = 0.0
     done = log.done
     return [done[c["key"]] for c in cells]
