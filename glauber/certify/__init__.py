@@ -6,7 +6,10 @@
   round-trip; claims looked up by a stable :class:`ClaimKey`;
 - :mod:`~glauber.certify.claims`: what each statement of the paper says about these numbers;
 - :mod:`~glauber.certify.exact`: the exact values of a small chain beside the estimates;
-- :func:`format_certificate` (:mod:`~glauber.certify.render`): the human-readable table.
+- :func:`format_certificate` (:mod:`~glauber.certify.render`): the human-readable table, opening
+  with :func:`verdict_lines` (:mod:`~glauber.certify.verdict`): the answers first;
+- :mod:`~glauber.certify.report`: the certificate as one self-contained HTML page
+  (``glauber report``).
 
 This package sits above the estimators and exact chains; the command line sits above it.
 The package is also callable, ``glauber.certify(model, tau)`` being :func:`certify`: the
@@ -29,6 +32,7 @@ from glauber.certify.certificate import (
 from glauber.certify.exact import EXACT_MAX_STATES, exact_values
 from glauber.certify.pipeline import certify, drift_band
 from glauber.certify.render import format_certificate
+from glauber.certify.verdict import verdict_lines
 from glauber.core.claims import Claim
 
 
@@ -56,4 +60,5 @@ __all__ = [
     "drift_band",
     "exact_values",
     "format_certificate",
+    "verdict_lines",
 ]
