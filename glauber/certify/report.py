@@ -357,6 +357,7 @@ def _provenance(data: Mapping[str, Any], source: str) -> Section | str:
     rows = [("certificate file", source or "n/a"),
             ("model", str(data.get("model"))),
             ("model specification (rebuilds it)", str(src.get("spec", "n/a"))),
+            ("context (the frozen sequence)", _context(str(src.get("spec", "")))),
             ("positions resampled (1-based)", _ranges(positions) if positions else
              f"1-{data.get('n')} (every site of the model)"),
             ("n sites, q tokens", f"{data.get('n')}, {data.get('q')}"),
@@ -441,6 +442,15 @@ def _ranges(positions: Sequence[int]) -> str:
             out.append(f"{start}" if start == p else f"{start}-{p}")
             start = None
     return ",".join(out)
+
+
+def _context(spec: str) -> str:
+    """The context of a ``model@context[sites]`` specification (as ``glauber.models`` writes
+    it), or a note that the model is resampled whole."""
+    _, at, rest = spec.partition("@")
+    if not at:
+        return "none: every site of the model is resampled"
+    return rest.rsplit("[", 1)[0] if rest.endswith("]") else rest
 
 
 def _text(labels: Sequence[str], state: Sequence[int]) -> str:

@@ -37,6 +37,7 @@ SHORT = {
     "thm5-printed": "Theorem 5 as printed (one-step contraction)",
     "cor7": "Corollary 7 (alpha from score oscillations)",
     "thm5-oscillation": "Theorem 5 on tanh(Delta/4tau)",
+    "thm5-upper": "Theorem 5 on an upper bound of C",
     "thm8-trap": "Theorem 8 on a perfect trap",
     "thm8-basin": "Theorem 8 on the given basin",
     "drift-printed": "Section 5.4 as printed (drift)",
