@@ -303,7 +303,7 @@ def _trap_claim(r: MarginsResult, exact: ExactValues | None, eps: float) -> Clai
     return Claim(
         key=ClaimKey.THEOREM8_TRAP.value,
         statement=statement, hypothesis_held=True,
-        certifies=f"state {s}: escape probability <= {escape:.4g}{marks[0]} (sharper "
+        certifies=f"examined state {s + 1}: escape probability <= {escape:.4g}{marks[0]} (sharper "
         f"{r.trap_sharper_escape_bound[s]:.4g}; exact {r.escape[s]:.4g}); t_mix(1/4) >= "
         f"{_fmt(tmix)} steps{marks[1]}" + _mass_condition(exact, mass_ok),
         bound=tmix,

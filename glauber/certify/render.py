@@ -210,7 +210,8 @@ def _margins_section(cert: Certificate) -> list[str]:
         out.append(_row("Theorem 8 on a trap {x}", "no perfect trap: nothing to bound"))
     else:
         out += [
-            _row("trap state (best margin)", t, f"Delta* = {_num(float(r.state_min[t]))}"),
+            _row("trap state (best margin)", f"examined state {t + 1}",
+                 f"Delta* = {_num(float(r.state_min[t]))}"),
             _row("escape: |V| e^(-D/tau), sharper",
                  _vacuous_if(float(r.trap_escape_bound[t]), r.trap_escape_bound[t] >= 1),
                  _vacuous_if(float(r.trap_sharper_escape_bound[t]),
