@@ -80,7 +80,7 @@ def verdict_answers(
     out = [(f"fast mixing at tau = {cert.tau:g}?", _mixing(cert)),
            ("Theorem 5 certificate?", _certificate(cert))]
     if bracket:
-        out.append(("bracket:", _bracket(bracket, cert.tau)))
+        out.append(("bracket:", _bracket(bracket)))
     out += [("compatible?", _compatibility(cert)), ("files:", _files(outputs))]
     return out
 
@@ -225,14 +225,21 @@ def _certificate(cert: Certificate) -> str:
             "(Theorem 5, corrected)")
 
 
-def _bracket(b: Mapping[str, Any], tau: float) -> str:
+def _bracket(b: Mapping[str, Any]) -> str:
     lo, hi = b.get("tau_no_cert"), b.get("tau_cert")
-    up = (f"certified for tau >= {hi:g} (upper-bound influences)" if isinstance(hi, (int, float))
-          else "no certified temperature found")
-    down = (f"no certificate can exist for tau <= {lo:g} (searched lower bound)"
-            if isinstance(lo, (int, float)) else "no temperature found where none can exist")
+    number = (int, float)
+    if not isinstance(hi, number):
+        up = "no certified temperature found"
+    elif b.get("upper_monotone", True):
+        up = f"certified for tau >= {hi:g} ({b.get('upper_method') or 'upper bound'} on C)"
+    else:  # a bound not known to decrease in tau certifies where it was evaluated only
+        method = b.get("upper_method") or "upper bound"
+        up = f"certified at tau = {hi:g}, the lowest found ({method} on C)"
+    down = (f"none can exist at tau = {lo:g}, the highest found ("
+            f"{b.get('lower_method') or 'realised influences'})"
+            if isinstance(lo, number) else "no temperature found where none can exist")
     gap = (f"; between them not known (ratio {hi / lo:.3g})"
-           if isinstance(lo, (int, float)) and isinstance(hi, (int, float)) and lo > 0 else "")
+           if isinstance(lo, number) and isinstance(hi, number) and lo > 0 else "")
     return f"proved: {up}; {down}{gap} (Theorem 5, corrected)"
 
 

@@ -137,9 +137,11 @@ def _rebuilt(path: Path) -> Certificate:
 
 @pytest.mark.parametrize("bracket, words", [
     ({"tau_cert": 12.5, "tau_no_cert": 2.0},
-     ("certified for tau >= 12.5", "for tau <= 2", "ratio 6.25")),
+     ("certified for tau >= 12.5", "none can exist at tau = 2", "ratio 6.25")),
     ({"tau_cert": None, "tau_no_cert": 2.0},
-     ("no certified temperature found", "for tau <= 2")),
+     ("no certified temperature found", "none can exist at tau = 2")),
+    ({"tau_cert": 3.0, "tau_no_cert": 1.0, "upper_monotone": False},
+     ("certified at tau = 3, the lowest found", "none can exist at tau = 1")),
     ({"tau_cert": 3.0, "tau_no_cert": None},
      ("certified for tau >= 3", "no temperature found where none can exist")),
 ])
