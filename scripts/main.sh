@@ -6,7 +6,8 @@
 #   2. the full chain (120 residues) in its own context: rectangles on the full chain and the
 #      influence searched from it (every entry realised by a witness; `glauber recheck` rechecks):
 #      the default search budget, 2,000 rows, a principal block of 42 high-entropy residues
-#      (107 s on 2 cores; the whole job 178 s, measured 2026-12-03).
+#      (107 s on 2 cores; the whole job 178-204 s, measured 2026-12-03, and a few seconds more for
+#      the report page).
 # Certificates go to results/main/ as JSON, and one HTML page of both (glauber report) beside
 # them. Extra arguments are passed to both certify calls.
 set -euo pipefail
