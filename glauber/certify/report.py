@@ -275,12 +275,12 @@ def _traps(data: Mapping[str, Any]) -> Section | str:
               "exact one-step escape")]
     for k in range(min(len(states), MAX_ROWS)):
         table.append((str(k + 1), _text(labels, states[k]), _g(m["state_min"][k]),
-                      "yes" if m["perfect"][k] else "no", _g(m["trap_escape_bound"][k]),
+                      "yes" if m["perfect"][k] else "no", _bound(m["trap_escape_bound"][k]),
                       _g(m["escape"][k])))
     exact = data.get("exact") or {}
     for t in exact.get("traps") or ():
         table.append(("exact chain", _text(labels, t["state"]), _g(t["delta_star"]), "yes",
-                      _g(t["escape_bound"]), _g(t["exact_escape"])))
+                      _bound(t["escape_bound"]), _g(t["exact_escape"])))
     text = (f"{exact['perfect_traps']} perfect trap(s) among all {exact['num_states']:,} states "
             "of the exact chain." if exact else "")
     return Section("", figure=_png(fig), table=tuple(table), text=text)
@@ -457,6 +457,12 @@ def _text(labels: Sequence[str], state: Sequence[int]) -> str:
     if not labels:
         return " ".join(str(int(v)) for v in state)
     return state_text(labels, state)
+
+
+def _bound(value: Any) -> str:
+    """A probability bound, marked when it says nothing (>= 1)."""
+    text = _g(value)
+    return text + " (vacuous)" if text not in ("n/a",) and float(value) >= 1 else text
 
 
 def _g(value: Any) -> str:
