@@ -26,7 +26,8 @@ DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "bench
 #: A range of positions followed by the residues it names: ``100–102 (GGD)``, ``100-102 (`GGD```.
 LABEL = re.compile(r"(\d+)\s*[–-]\s*(\d+)\s*\(`?([A-Z]{2,})`?[ ),]")
 #: A shipped chain named in prose or as a context.
-CHAIN = re.compile(r"(trastuzumab|pertuzumab)[ _-](VH|VL|vh|vl)")
+CHAIN = re.compile(r"(trastuzumab|pertuzumab)[ _-](VH|VL|vh|vl|heavy|light)")
+KIND = {"vh": "vh", "vl": "vl", "heavy": "vh", "light": "vl"}
 
 
 def _labels() -> list[tuple[str, int, str, str, str]]:
@@ -41,7 +42,7 @@ def _labels() -> list[tuple[str, int, str, str, str]]:
                 if not chains:
                     continue  # a range of something else (a year, a tau grid)
                 name, kind = chains[-1]
-                found.append((path.name, k + 1, f"{name}-{kind.lower()}",
+                found.append((path.name, k + 1, f"{name}-{KIND[kind.lower()]}",
                               f"{m.group(1)}-{m.group(2)}", m.group(3)))
     return found
 
