@@ -122,6 +122,15 @@ def _num(value: Any) -> str:
     return str(value)
 
 
+def _int(value: int) -> str:
+    """An integer in full up to 15 digits, else as ``d.ddde+k`` (a spectral ``t_mix`` lower
+    bound may have hundreds of digits; ``float`` would overflow)."""
+    digits = str(value)
+    if len(digits) <= 15:
+        return digits
+    return f"{digits[0]}.{digits[1:4]}e+{len(digits) - 1}"
+
+
 def _first(values: Any, limit: int = 8) -> tuple[Any, ...]:
     """At most ``limit`` values (of a tuple or an array), then how many more."""
     values = tuple(np.asarray(values).tolist())
@@ -215,7 +224,7 @@ def _influence_section(cert: Certificate) -> list[str]:
     ]
     if e is not None:
         tmix = (_num(e.tmix) if e.tmix is not None else
-                f"> {e.tmix_lower - 1} (not computed: see the notes)" if e.tmix_lower else "n/a")
+                f"> {_int(e.tmix_lower - 1)} (not computed: see the notes)" if e.tmix_lower else "n/a")
         out.append(f"  {'exact t_mix(eps), worst start':<{_WIDTH}} {'':<22}{tmix}")
         out.append(f"  {'exact spectral gap (absolute)':<{_WIDTH}} {'':<22}{_num(e.absolute_gap)}")
         out.append(f"  {'exact relaxation time':<{_WIDTH}} {'':<22}{_num(e.relaxation_time)}")
