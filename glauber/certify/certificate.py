@@ -67,7 +67,8 @@ class ExactValues(JsonResult):
     ----------
     num_states : int
     contraction : ContractionCertificate
-        Corrected Theorem 5 from the exact influence matrix (rigorous for this chain).
+        Corrected Theorem 5 from the exact influence matrix, enclosed against the rounding of
+        its TVs (rigorous for this chain).
     tmix : int or None
         The exact worst-start ``t_mix(eps)`` (None if it could not be computed: see ``notes``).
     relaxation_time, absolute_gap : float or None

@@ -28,6 +28,7 @@ from glauber.errors import (
 from glauber.exact.chain import ExactChain
 from glauber.exact.spectral import GAP_RTOL, absolute_gap_error
 from glauber.theory.contraction import certify_contraction
+from glauber.theory.distances import tv_rounding_bound
 from glauber.theory.escape import theorem8_escape_bound
 from glauber.theory.floating import SMALLEST_SUBNORMAL, round_down, round_up
 
@@ -110,7 +111,7 @@ def exact_values(
     trap = _best_trap(chain, log_pi)
     return ExactValues(
         num_states=chain.num_states,
-        contraction=certify_contraction(C, eps),
+        contraction=certify_contraction(C, eps, entry_error=_tv_rounding(chain)),
         tmix=tmix,
         tmix_lower=tmix if tmix is not None else max(lower),
         relaxation_time=None if gap is None else (math.inf if gap <= 0 else 1.0 / gap),
@@ -174,6 +175,16 @@ def spectral_tmix_lower_bound(gap: float | None, eps: float, gap_error: float | 
         log_rate = Fraction(round_up(round_up(-math.log1p(-round_up(float(g))))))
     log_target = round_down(round_down(-math.log(2.0 * eps)))  # math.log: within one ulp
     return max(0, math.ceil(Fraction(log_target) / log_rate))
+
+
+def _tv_rounding(chain: ExactChain) -> float:
+    """A bound on the rounding error of every entry of the chain's influence matrix: its TVs
+    are computed from its score table as :func:`glauber.theory.distances.tv_rounding_bound`
+    describes."""
+    scores = chain.scores()
+    return float(tv_rounding_bound(chain.q, float(np.abs(scores).max()),
+                                   float(np.abs(chain.log_conditionals()).max()), chain.tau,
+                                   scores.dtype, "float64"))
 
 
 def _best_trap(chain: ExactChain, log_pi: np.ndarray) -> dict:

@@ -124,13 +124,13 @@ def scaled_log_conditionals(
     InvalidTemperatureError, NonFiniteScoresError
         As :func:`log_conditionals`.
     """
-    return _scaled_log_conditionals(model, states, sites, tau, True, True)
+    return _scaled_log_conditionals(model, states, sites, tau, True, True)[:3]
 
 
 def _scaled_log_conditionals(
     model: ConditionalModel, states: Any, sites: Any, tau: float, check_finite: bool,
     want_scale: bool,
-) -> tuple[Any, np.ndarray | None, str]:
+) -> tuple[Any, np.ndarray | None, str, Any]:
     tau = check_tau(tau)
     s = model.scores(states, sites)
     name = getattr(model, "name", type(model).__name__)
@@ -155,7 +155,7 @@ def _scaled_log_conditionals(
     if want_scale:
         xp = namespace(s)
         scale = to_numpy(xp.amax(xp.abs(s), axis=-1)).astype(np.float64)
-    return lp, scale, str(s.dtype).removeprefix("torch.")
+    return lp, scale, str(s.dtype).removeprefix("torch."), s
 
 
 def _real_scores(s: Any, name: str) -> np.ndarray:
@@ -250,6 +250,33 @@ def iter_scaled_log_conditionals(
         yield (start, stop, *scaled_log_conditionals(model, states, sites, tau))
 
 
+def iter_scored_log_conditionals(
+    model: ConditionalModel,
+    n_queries: int,
+    build: Callable[[int, int], tuple[Any, Any]],
+    tau: float,
+    batch_size: int,
+) -> Iterator[tuple[int, int, Any, Any, str]]:
+    """:func:`iter_log_conditionals` with the scores each chunk's log-conditionals came from.
+
+    For quantities read off the scores themselves (Lemma 6's oscillation is tau-free: read from
+    log-probabilities it would carry their ``u log q`` rounding) and for rounding-error bounds.
+
+    Yields
+    ------
+    (start, stop, scores, log_p, dtype)
+        ``scores`` as the model returned them (tau = 1), ``log_p`` as :func:`log_conditionals`
+        (checked finite), ``dtype`` the name of the scores' format.
+    """
+    tau = check_tau(tau)
+    batch_size = check_positive_int(batch_size, "batch_size")
+    for start in range(0, int(n_queries), batch_size):
+        stop = min(start + batch_size, int(n_queries))
+        states, sites = build(start, stop)
+        lp, _, dtype, s = _scaled_log_conditionals(model, states, sites, tau, True, False)
+        yield start, stop, s, lp, dtype
+
+
 @contextmanager
 def trusted_inputs(model: ConditionalModel) -> Iterator[None]:
     """Switch off a model's per-call input validation for the duration of a step loop.
@@ -278,6 +305,7 @@ __all__ = [
     "host_states",
     "iter_log_conditionals",
     "iter_scaled_log_conditionals",
+    "iter_scored_log_conditionals",
     "log_conditionals",
     "scaled_log_conditionals",
     "trusted_inputs",
