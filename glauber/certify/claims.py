@@ -309,11 +309,14 @@ def _trap_claim(r: MarginsResult, exact: ExactValues | None, eps: float) -> Clai
 def _basin_claim(r: MarginsResult) -> Claim:
     b = r.basin
     largest = float(np.max(r.basin_escape))
+    vacuous_escape, vacuous_tmix = b.escape_bound >= 1, b.tmix_lower_bound < 1
     if b.holds:
         certifies = (
-            f"P(x, B^c) <= {_fmt(b.escape_bound)} (sharper {_fmt(b.sharper_escape_bound)}; "
-            f"largest exact escape {largest:.4g}); t_mix(1/4) >= "
+            f"P(x, B^c) <= {_fmt(b.escape_bound)}"
+            f"{' (vacuous: a probability bound >= 1)' if vacuous_escape else ''} (sharper "
+            f"{_fmt(b.sharper_escape_bound)}; largest exact escape {largest:.4g}); t_mix(1/4) >= "
             f"{_fmt(b.tmix_lower_bound)} if mu(B) <= 1/2"
+            f"{' (vacuous: below 1 step)' if vacuous_tmix else ''}"
         )
     else:
         certifies = "nothing: Assumption 1 fails (an exit-causing site is not at its argmax)"
@@ -328,6 +331,7 @@ def _basin_claim(r: MarginsResult) -> Claim:
         f"Assumption 1 was checked on {b.basin_size} basin states only; it must hold at every "
         "state of B",
         rigorous=b.holds and b.complete,
+        details={"vacuous_escape": bool(vacuous_escape), "vacuous_tmix": bool(vacuous_tmix)},
     )
 
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from glauber.certify import certify, format_certificate
 from glauber.certify.render import LEGEND, verdict_lines
-from glauber.toy_models import IsingModel
+from glauber.toy_models import IsingModel, PlantedBasinModel
 
 SMALL = dict(n_rectangles=5, budget=5, n_pairs=1)
 
@@ -69,3 +69,22 @@ def test_useful_trap_bound_is_proved_without_a_vacuous_mark():
 def test_legend_names_every_label():
     for label in ("[held; RIGOROUS]", "[held; not rigorous]", "[not held;", "(vacuous)"):
         assert label in LEGEND
+
+
+def test_vacuous_basin_bounds_are_marked_and_not_claimed():
+    # Planted basin {x : at least 4 of 5 sites hold token 0} at a high temperature: Theorem 8's
+    # escape bound |V| e^{-Delta*/tau} = 3 e^{-6/40} >= 1 and its t_mix bound
+    # e^{Delta*/tau} / (4 |V|) = e^{0.15} / 12 < 1, whatever Delta* <= 6 is: both say nothing,
+    # as for a trap (test_vacuous_trap_bounds_are_marked_and_not_claimed).
+    model = PlantedBasinModel(5, 3, token=0, strength=6.0)
+    states = np.array([[0, 0, 0, 0, 0], [1, 2, 0, 1, 2]])
+    cert = certify(model, 40.0, states, basin=lambda x: (x == 0).sum(axis=1) >= 4, **SMALL)
+    claim = cert.claim("thm8-basin")
+    b = cert.basin.basin
+    assert b.holds and b.escape_bound >= 1 and b.tmix_lower_bound < 1
+    assert claim.details["vacuous_escape"] and claim.details["vacuous_tmix"]
+    assert "(vacuous: a probability bound >= 1)" in claim.certifies
+    assert "(vacuous: below 1 step)" in claim.certifies
+    block = " ".join(_block(cert).split())  # the verdict block wraps at 100 columns
+    assert "Theorem 8 on the given basin (its bounds are vacuous)" in block
+    assert "Theorem 8 on the given basin" not in block.split("estimated only")[0]
