@@ -142,11 +142,18 @@ def _theorem5_claim(r: InfluenceResult, eps: float, exact: ExactValues | None) -
     held = c.best != "none"
     how = ("searched (every entry realised by a witness)" if r.searched else "sampled")
     if r.exhaustive:
-        certifies = (
-            f"t_mix({eps:g}) <= {_fmt(c.best_bound)} steps ({c.best} certificate; exact "
-            "influences)" if held else
-            f"nothing: the exact spectral radius of C is {c.spectral_radius:.4g} >= 1"
-        )
+        if held:
+            certifies = (f"t_mix({eps:g}) <= {_fmt(c.best_bound)} steps ({c.best} certificate; "
+                         "exact influences)")
+        elif r.no_certificate:
+            certifies = (f"nothing: the exact spectral radius of C is >= {r.rho_lower:.4g} >= 1 "
+                         "after rounding")
+        else:
+            certifies = (
+                f"nothing: the spectral radius of the exact C is within rounding of 1 (that of "
+                f"its enclosure is {c.spectral_radius:.4g}, its rounding-safe lower bound "
+                f"{r.rho_lower:.4g} < 1)"
+            )
         caveat = "exact: every pair of states was enumerated"
         if c.precision_note and "matrix_power" not in c.rigorous:
             caveat += f"; matrix-power certificate not used: {c.precision_note}"
@@ -178,7 +185,7 @@ def _theorem5_claim(r: InfluenceResult, eps: float, exact: ExactValues | None) -
         certifies=certifies,
         bound=c.best_bound,
         caveat=caveat,
-        rigorous=r.exhaustive or r.no_certificate,
+        rigorous=(r.exhaustive and held) or r.no_certificate,
         **(_against_tmix(c.best_bound, exact) if held and r.exhaustive else {}),
     )
 
@@ -309,7 +316,8 @@ def _trap_claim(r: MarginsResult, exact: ExactValues | None, eps: float) -> Clai
 def _basin_claim(r: MarginsResult) -> Claim:
     b = r.basin
     largest = float(np.max(r.basin_escape))
-    vacuous_escape, vacuous_tmix = b.escape_bound >= 1, b.tmix_lower_bound < 1
+    vacuous_escape = b.escape_bound is not None and b.escape_bound >= 1
+    vacuous_tmix = b.tmix_lower_bound is not None and b.tmix_lower_bound < 1
     if b.holds:
         certifies = (
             f"P(x, B^c) <= {_fmt(b.escape_bound)}"

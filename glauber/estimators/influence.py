@@ -88,7 +88,8 @@ class InfluenceResult(JsonResult):
     no_certificate : bool
         ``rho_lower >= 1``: no Theorem 5 certificate can hold at this ``tau`` (rigorous).
     tolerance : float
-        Rounding allowance of one computed TV (the scores' precision at ``tau``).
+        Rounding allowance of one computed TV (the scores' precision at ``tau``; at least
+        ``rounding`` when the TVs were computed here).
     searched : bool
         ``C`` and ``Delta`` come from :func:`~glauber.estimators.search_influence` (a batched
         search for the suprema) rather than from sampled contexts.
@@ -222,7 +223,7 @@ def influence(
     if exhaustive or not search_budget:
         C, Delta, n_comparisons, dtype, rounding = _max_influence(model, xs, reps, tau,
                                                                   batch_size)
-        tolerance = witness_tolerance(dtype, tau)
+        tolerance = max(witness_tolerance(dtype, tau), rounding)
     else:
         budget = check_positive_int(search_budget, "search_budget")
         search = search_influence(model, tau, budget=budget, starts=xs, seed=rng,

@@ -91,3 +91,27 @@ def test_near_critical_certificates_never_undercut_the_exact_c(log_gap, J):
     res = influence(copy_model(J), tau, exhaustive=True)
     assert res.contraction.best_bound >= copy_minimum(J, tau)
     assert res.oscillation_contraction.best_bound >= copy_minimum(J, tau)
+
+
+def test_an_enumerated_radius_within_rounding_of_one_proves_nothing():
+    # c = tanh(50) = 1 - 4e-44 rounds to 1.0: the float C has rho = 1 and the claim said,
+    # marked rigorous, "the exact spectral radius of C is 1 >= 1", while the exact one is below
+    # 1 (a certificate exists, with t ~ 1e44). Only a rounding-safe rho_lower >= 1 proves that.
+    cert = certify(copy_model(1.0), 0.01, n_pairs=0, n_rectangles=4)
+    assert float(MP.tanh(MP.mpf(50))) == 1.0 and MP.tanh(MP.mpf(50)) < 1
+    claim = cert.claim("thm5-corrected")
+    assert not claim.hypothesis_held and not cert.influence.no_certificate
+    assert not claim.rigorous and "within rounding of 1" in claim.certifies
+
+
+def test_the_tolerance_of_enumerated_tvs_covers_their_rounding():
+    # Scores near 1e9 at tau = 1: s / tau is rounded to ~1e-7, far above the fixed float64
+    # witness tolerance of 1e-9 that rho_lower subtracted.
+    def score(x, i):
+        out = np.full((len(x), 2), 1e9)
+        out[np.arange(len(x)), x[:, 1 - i]] += 1.0
+        return out
+
+    res = influence(FunctionModel(2, 2, score), 1.0, exhaustive=True)
+    assert res.rounding > 1e-8 and res.tolerance >= res.rounding
+    assert abs(res.C[0, 1] - float(MP.tanh(MP.mpf(0.5)))) <= res.rounding
