@@ -12,11 +12,14 @@ also confronted with them (``Claim.exact``, ``Claim.holds``).
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from glauber.certify.certificate import ClaimKey, ExactValues, Settings
+from glauber.certify import stages
+from glauber.certify.stages import ClaimKey
 from glauber.core.claims import Claim
 from glauber.estimators.coupling import CouplingResult
 from glauber.estimators.drift import DriftResult
@@ -24,62 +27,54 @@ from glauber.estimators.influence import InfluenceResult
 from glauber.estimators.margins import MarginsResult
 from glauber.estimators.rectangle import RectangleTestResult
 
+if TYPE_CHECKING:
+    from glauber.certify.certificate import Certificate, ExactValues
 
-def build_claims(
-    subject: str,
-    eps: float,
-    labels: tuple[str, ...],
-    settings: Settings,
-    incompat: RectangleTestResult,
-    infl: InfluenceResult,
-    marg: MarginsResult,
-    basin: MarginsResult | None,
-    drift_at_states: DriftResult,
-    drift_band: DriftResult,
-    coupling: CouplingResult | None,
-    exact: ExactValues | None,
-) -> tuple[Claim, ...]:
-    """The claims of one certificate, in order: Proposition 4; Theorem 5 corrected and as
-    printed; Corollary 7; corrected Theorem 5 on ``tanh(Delta / (4 tau))``; Theorem 8 on the best
-    perfect trap (and on the caller's basin when there is one); Section 5.4 as printed and
-    corrected; Section 6.1 coupling.
 
-    Parameters
-    ----------
-    subject : str
-        The model's name.
-    eps : float
-        Target distance of the mixing-time certificates.
-    labels : tuple of str
-        Token labels (for the drift token).
-    settings : Settings
-    incompat, infl, marg, basin, drift_at_states, drift_band, coupling
-        The stage results of :func:`~glauber.certify.certify`.
-    exact : ExactValues or None
-        Exact values of the chain, when known.
+def build_claims(cert: Certificate) -> tuple[Claim, ...]:
+    """The claims of a certificate, stage by stage (:func:`~glauber.certify.stages.all_stages`),
+    each naming the certified model as its subject.
 
-    Returns
-    -------
-    tuple of Claim
+    The built-in stages claim, in order: Proposition 4; Theorem 5 corrected and as printed,
+    Corollary 7, corrected Theorem 5 on ``tanh(Delta / (4 tau))``; Theorem 8 on the best perfect
+    trap (and on the caller's basin when there is one); Section 5.4 as printed and corrected;
+    Section 6.1 coupling. Every claim reads only the certificate, so one read back from JSON
+    rebuilds the same claims.
     """
-    claims = [
-        _incompatibility_claim(incompat, exact),
-        _theorem5_claim(infl, eps, exact),
-        _printed_contraction_claim(infl),
-        _corollary7_claim(infl),
-        _oscillation_claim(infl, eps, exact),
-        _trap_claim(marg, exact, eps),
-    ]
-    if basin is not None:
-        claims.append(_basin_claim(basin))
-    token = labels[drift_at_states.token]
-    claims += [
-        _printed_drift_claim(drift_at_states, token),
-        _band_drift_claim(drift_band, settings.horizon),
-    ]
-    if coupling is not None:
-        claims.append(_coupling_claim(coupling))
-    return tuple(Claim(**{**c.__dict__, "subject": subject}) for c in claims)
+    claims = [c for stage in stages.all_stages() for c in stage.claims(cert)]
+    return tuple(dataclasses.replace(c, subject=cert.model) for c in claims)
+
+
+def rectangle_claims(cert: Certificate) -> list[Claim]:
+    """Proposition 4 on the rectangle test."""
+    return [_incompatibility_claim(cert.incompatibility, cert.exact)]
+
+
+def influence_claims(cert: Certificate) -> list[Claim]:
+    """Theorem 5 corrected and as printed, Corollary 7, Theorem 5 on the oscillations."""
+    r, eps, exact = cert.influence, cert.eps, cert.exact
+    return [_theorem5_claim(r, eps, exact), _printed_contraction_claim(r),
+            _corollary7_claim(r), _oscillation_claim(r, eps, exact)]
+
+
+def margins_claims(cert: Certificate) -> list[Claim]:
+    """Theorem 8 on the best perfect trap, and on the caller's basin when there is one."""
+    claims = [_trap_claim(cert.margins, cert.exact, cert.eps)]
+    if cert.basin is not None:
+        claims.append(_basin_claim(cert.basin))
+    return claims
+
+
+def drift_claims(cert: Certificate) -> list[Claim]:
+    """Section 5.4 as printed (at the states) and corrected (over the band)."""
+    token = cert.labels[cert.drift.token]
+    return [_printed_drift_claim(cert.drift, token),
+            _band_drift_claim(cert.drift_band, cert.settings.horizon)]
+
+
+def coupling_claims(cert: Certificate) -> list[Claim]:
+    """Section 6.1's coupled pairs (a diagnostic), when any ran."""
+    return [] if cert.coupling is None else [_coupling_claim(cert.coupling)]
 
 
 _LOWER = (
@@ -412,4 +407,11 @@ def _fmt(value: float | None) -> str:
     return f"{value:.4g}"
 
 
-__all__ = ["build_claims"]
+__all__ = [
+    "build_claims",
+    "coupling_claims",
+    "drift_claims",
+    "influence_claims",
+    "margins_claims",
+    "rectangle_claims",
+]

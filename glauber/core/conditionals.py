@@ -104,7 +104,7 @@ def log_conditionals(
         If ``check_finite`` and the model returned NaN or infinite scores, or ``scores / tau``
         overflows the scores' floating-point format.
     """
-    return _scaled_log_conditionals(model, states, sites, tau, check_finite, False)[0]
+    return _scaled_log_conditionals(model, states, sites, check_tau(tau), check_finite, False)[0]
 
 
 def scaled_log_conditionals(
@@ -124,14 +124,15 @@ def scaled_log_conditionals(
     InvalidTemperatureError, NonFiniteScoresError
         As :func:`log_conditionals`.
     """
-    return _scaled_log_conditionals(model, states, sites, tau, True, True)[:3]
+    return _scaled_log_conditionals(model, states, sites, check_tau(tau), True, True)[:3]
 
 
 def _scaled_log_conditionals(
     model: ConditionalModel, states: Any, sites: Any, tau: float, check_finite: bool,
     want_scale: bool,
 ) -> tuple[Any, np.ndarray | None, str, Any]:
-    tau = check_tau(tau)
+    """The work of :func:`scaled_log_conditionals` for a checked ``tau`` (the iterators check
+    it once, not per chunk); also returns the scores."""
     s = model.scores(states, sites)
     name = getattr(model, "name", type(model).__name__)
     if check_finite and not all_finite(s):
@@ -210,7 +211,8 @@ def iter_log_conditionals(
     for start in range(0, int(n_queries), batch_size):
         stop = min(start + batch_size, int(n_queries))
         states, sites = build(start, stop)
-        yield start, stop, log_conditionals(model, states, sites, tau, check_finite)
+        yield start, stop, _scaled_log_conditionals(model, states, sites, tau, check_finite,
+                                                    False)[0]
 
 
 def answers_on_host(model: ConditionalModel) -> bool:
@@ -247,7 +249,7 @@ def iter_scaled_log_conditionals(
     for start in range(0, int(n_queries), batch_size):
         stop = min(start + batch_size, int(n_queries))
         states, sites = build(start, stop)
-        yield (start, stop, *scaled_log_conditionals(model, states, sites, tau))
+        yield (start, stop, *_scaled_log_conditionals(model, states, sites, tau, True, True)[:3])
 
 
 def iter_scored_log_conditionals(
