@@ -3,16 +3,20 @@
 #   1. the exact chain of a 3-site window in the CDR3 loop of the full trastuzumab heavy chain
 #      (positions 98-100, every other residue frozen; 20^3 = 8,000 states): exact t_mix, gap,
 #      exact C and alpha, every rectangle, traps;
-#   2. the full chain (120 residues) in its own context: rectangles on the full chain and the
-#      influence searched from it (every entry realised by a witness; `glauber recheck` rechecks):
-#      the default search budget, 2,000 rows, a principal block of 42 high-entropy residues
-#      (107 s on 2 cores; the whole job 178 s, measured 2026-12-03).
-# Certificates go to results/main/ as JSON. Extra arguments are passed to both certify calls.
+#   2. the full trastuzumab heavy chain (120 residues) in its own context: rectangles on the full
+#      chain and the influence searched from it (every entry realised by a witness; `glauber
+#      recheck` rechecks): the default search budget, 2,000 rows;
+#   3. the other three shipped chains, influence (a 400-row search from the first two states)
+#      and traps (margins, Theorem 8) on each: the pertuzumab heavy chain with two single-site
+#      CDR-H3 variants, and both light chains with one single-site CDR-L3 variant each
+#      (scripts/main-states/): with step 2, 8 distinct states of the four chains.
+# TIMES (measured with an empty GLAUBER_CACHE; see the README)
+# Certificates go to results/main/ as JSON. Extra arguments are passed to every certify call.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 . .venv/bin/activate
-# Two cores: one BLAS/torch thread per process (as scripts/test.sh sets them).
+# Two cores: two BLAS/torch threads in the one process that runs at a time.
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-2} MKL_NUM_THREADS=${MKL_NUM_THREADS:-2}
 mkdir -p results/main
 glauber certify --model antiberty --context trastuzumab-vh --sites 98-100 --tau 1.0 --pairs 0 \
@@ -20,3 +24,11 @@ glauber certify --model antiberty --context trastuzumab-vh --sites 98-100 --tau 
 echo
 glauber certify --model antiberty --context trastuzumab-vh --tau 1.0 --pairs 0 \
     --json results/main/full-chain.json "$@"
+echo
+glauber certify --model antiberty --context pertuzumab-vh --tau 1.0 --pairs 0 --rectangles 10 \
+    --search-budget 400 --states scripts/main-states/pertuzumab-vh.txt \
+    --json results/main/pertuzumab-vh.json "$@"
+echo
+glauber certify --model antiberty --context trastuzumab-vl --tau 1.0 --pairs 0 --rectangles 10 \
+    --search-budget 400 --states scripts/main-states/light-chains.txt \
+    --json results/main/light-chains.json "$@"
