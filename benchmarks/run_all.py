@@ -20,6 +20,7 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
 from benchmarks import (
     estimators,
     exact_chain,
+    exact_scale,
     exact_window,
     influence_search,
     influence_search_large,
@@ -43,6 +44,7 @@ BENCHMARKS: dict[str, tuple[Callable[[], dict], str]] = {
     "influence_search_large": (influence_search_large.run,
                                "python benchmarks/influence_search_large.py"),
     "exact_window": (exact_window.run, "python benchmarks/exact_window.py"),
+    "exact_scale": (exact_scale.run, "python benchmarks/exact_scale.py"),
 }
 
 

@@ -39,6 +39,9 @@ run trajectory-ising glauber trajectory --model ising-cycle:n=8 --tau 0.5 --step
 # committed in docs/data/windows; the score tables are cached under $GLAUBER_CACHE).
 echo "== windows: python -m glauber.experiments.windows --out docs/data/windows"
 python -m glauber.experiments.windows --out docs/data/windows
+# The dichotomy on exact toy chains (resumes from the cells committed in docs/data/dichotomy).
+echo "== dichotomy: python -m glauber.experiments.dichotomy --out docs/data/dichotomy"
+python -m glauber.experiments.dichotomy --out docs/data/dichotomy
 python -m glauber.experiments.results_doc "$OUT" --docs docs --seconds $(( $(date +%s) - start )) \
-    --windows docs/data/windows
+    --windows docs/data/windows --dichotomy docs/data/dichotomy
 echo "wrote docs/results.md"

@@ -20,6 +20,8 @@ from typing import Any, Sequence
 
 from glauber.core.io import atomic_write_text
 from glauber.experiments.compare import certificate_table, margin_table, rectangle_table
+from glauber.experiments.dichotomy import command as dichotomy_command
+from glauber.experiments.dichotomy import dichotomy_markdown, draw, load_cells
 from glauber.experiments.windows import windows_command, windows_markdown
 
 #: The paper's Table 1 range of mean |delta| over five MLMs (§4).
@@ -114,10 +116,13 @@ def findings(compare: dict | None, alphas: dict[str, dict], phases: dict[str, di
     return "\n\n".join(parts) + "\n"
 
 
-def render(results: Path, docs: Path, seconds: float | None, windows: Path | None = None) -> str:
+def render(results: Path, docs: Path, seconds: float | None, windows: Path | None = None,
+           dichotomy: Path | None = None) -> str:
     """The Markdown of ``docs/results.md``; copies the figures into ``docs/figures``.
 
     ``windows``: a folder of :mod:`glauber.experiments.windows` results, rendered first.
+    ``dichotomy``: a folder of :mod:`glauber.experiments.dichotomy` cells, rendered after it
+    (its figure drawn into ``docs/figures/dichotomy.png``).
     """
     commands = _commands(results)
     figures = docs / "figures"
@@ -162,10 +167,17 @@ def render(results: Path, docs: Path, seconds: float | None, windows: Path | Non
         "command that regenerates it; rerunning a command in the same folder resumes it.\n"
         + took + "\n"
         + ("" if windows is None else windows_markdown(windows, windows_command(windows)) + "\n")
+        + ("" if dichotomy is None else _dichotomy(dichotomy, figures) + "\n")
         + "## Findings against the paper\n\n"
         + findings(compare, alphas, phases, trajectories) + "\n## Runs\n\n"
         + "\n".join(sections)
     )
+
+
+def _dichotomy(folder: Path, figures: Path) -> str:
+    cells = load_cells(folder / "cells.json")
+    draw(cells, figures / "dichotomy.png")
+    return dichotomy_markdown(cells, "figures/dichotomy.png", dichotomy_command(folder))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -176,9 +188,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=None)
     parser.add_argument("--windows", type=Path, default=None,
                         help="results of python -m glauber.experiments.windows to render first")
+    parser.add_argument("--dichotomy", type=Path, default=None,
+                        help="cells of python -m glauber.experiments.dichotomy to render next")
     args = parser.parse_args(argv)
     atomic_write_text(args.docs / "results.md",
-                      render(args.results, args.docs, args.seconds, args.windows))
+                      render(args.results, args.docs, args.seconds, args.windows, args.dichotomy))
     return 0
 
 

@@ -9,6 +9,8 @@ where ``2**n`` states are out of reach.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
@@ -57,6 +59,22 @@ class CurieWeissModel(ToyModel):
         others = s.sum(axis=1) - s[:, site]
         f = self.field + (self.alpha / self.n) * others
         return np.stack([-f, f], axis=1)
+
+    @property
+    def J(self) -> np.ndarray:
+        """Pair couplings ``alpha / n`` off the diagonal (the complete graph)."""
+        return (self.alpha / self.n) * (1.0 - np.eye(self.n))
+
+    def is_monotone(self) -> bool:
+        """Ferromagnetic (``alpha >= 0``): see ``IsingModel.is_monotone``."""
+        return self.alpha >= 0.0
+
+    def preserved_by(self, sites: Any, tokens: Any) -> bool:
+        """Every site permutation; the spin flip too when the field is 0
+        (:mod:`glauber.exact.symmetry`)."""
+        t = tuple(int(a) for a in tokens)
+        perm = sorted(int(i) for i in sites) == list(range(self.n))
+        return perm and (t == (0, 1) or (t == (1, 0) and self.field == 0.0))
 
     def log_weight(self, states: np.ndarray) -> np.ndarray:
         """Gibbs log-weight at ``tau = 1``: ``(alpha/n) sum_{i<j} s_i s_j + h sum_i s_i``.

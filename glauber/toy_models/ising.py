@@ -164,6 +164,17 @@ def spins(states: np.ndarray) -> np.ndarray:
     return 2.0 * np.asarray(states, dtype=np.float64) - 1.0
 
 
+def _ising_preserved_by(J: np.ndarray, h: np.ndarray, sites: Any, tokens: Any) -> bool:
+    """``J`` and ``h`` invariant under the site permutation, ``h`` negated under a spin flip."""
+    p = np.asarray(sites, dtype=np.int64)
+    t = tuple(int(a) for a in tokens)
+    if t not in ((0, 1), (1, 0)) or sorted(p.tolist()) != list(range(len(h))):
+        return False
+    sign = 1.0 if t == (0, 1) else -1.0
+    # J[p][:, p] == J says J_{p(u) p(v)} = J_uv; h[p] == sign h says h_{p(i)} = sign h_i
+    return bool(np.array_equal(J[np.ix_(p, p)], J) and np.array_equal(h[p], sign * h))
+
+
 def _ising_scores(local_field: np.ndarray) -> np.ndarray:
     """Scores ``[-f, +f]`` of the tokens 0 (spin -1) and 1 (spin +1) for local fields ``f[B]``."""
     return np.stack([-local_field, local_field], axis=1)
@@ -244,6 +255,21 @@ class IsingModel(ToyModel):
     def energy(self, states: np.ndarray) -> np.ndarray:
         """Ising energy ``H(x) = -(sum_{edges} J_uv s_u s_v + sum_i h_i s_i)``, shape ``[B]``."""
         return -self.log_weight(states)
+
+    def is_monotone(self) -> bool:
+        """Ferromagnetic (every ``J_uv >= 0``): ``p(+1 | x_{-i})`` is then non-decreasing in every
+        other spin, so the heat-bath grand coupling preserves the order of states
+        (:mod:`glauber.exact.brackets`); the field does not matter."""
+        return bool((self.J >= 0).all())
+
+    def preserved_by(self, sites: Any, tokens: Any) -> bool:
+        """Whether ``(g x)_{sites[i]} = tokens[x_i]`` maps the conditionals onto themselves.
+
+        Exactly when ``J[sites][:, sites] = J`` and ``h[sites] = h`` (tokens kept) or ``-h``
+        (spins flipped): the score of site ``sites[i]`` at ``g x`` is then that of site ``i`` at
+        ``x`` (:mod:`glauber.exact.symmetry`).
+        """
+        return _ising_preserved_by(self.J, self.h, sites, tokens)
 
 
 class AsymmetricIsingModel(ToyModel):

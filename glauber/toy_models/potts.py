@@ -111,6 +111,24 @@ class PottsModel(ToyModel):
         # J[site, site] = 0, so the token at `site` does not enter.
         return np.einsum("bnq,n->bq", onehot, self.J[site]) + self.h[site]
 
+    def is_monotone(self) -> bool:
+        """Whether the heat-bath grand coupling preserves an order of states: for ``q = 2``
+        with ``J >= 0`` (the ferromagnetic Ising model), or with no coupling at all; never for
+        ``q >= 3`` with a coupling (no order of the colours is preserved)."""
+        return bool((self.J == 0).all() or (self.q == 2 and (self.J >= 0).all()))
+
+    def preserved_by(self, sites: Any, tokens: Any) -> bool:
+        """Whether ``(g x)_{sites[i]} = tokens[x_i]`` maps the conditionals onto themselves:
+        exactly when ``J[sites][:, sites] = J`` and ``h[sites[i], tokens[a]] = h[i, a]``
+        (:mod:`glauber.exact.symmetry`)."""
+        p = np.asarray(sites, dtype=np.int64)
+        t = np.asarray(tokens, dtype=np.int64)
+        if sorted(p.tolist()) != list(range(self.n)) or sorted(t.tolist()) != list(range(self.q)):
+            return False
+        moved = np.empty_like(self.h)
+        moved[np.ix_(p, t)] = self.h  # moved[p(i), t(a)] = h[i, a]
+        return bool(np.array_equal(self.J[np.ix_(p, p)], self.J) and np.array_equal(moved, self.h))
+
     def log_weight(self, states: np.ndarray) -> np.ndarray:
         """Gibbs log-weight at ``tau = 1``: ``sum_{edges} J_uv 1{x_u = x_v} + sum_i h_i(x_i)``."""
         x = self.as_states(states)

@@ -5,6 +5,7 @@ import pytest
 
 from glauber.exact import mixing
 from glauber.exact.chain import ExactChain
+from glauber.exact.score_table import TabulatedModel, score_table
 from glauber.experiments import windows
 from glauber.theory.contraction import certify_contraction
 from glauber.toy_models.specs import parse_toy_spec
@@ -91,7 +92,10 @@ def test_rows_without_a_float64_stationary_law_keep_what_needs_none():
     # exp(-3 / 0.006) ~ 1e-217, below what 8000-state float64 solves trust, while every
     # conditional stays positive; the row keeps the certificate, the spectral lower bound on
     # t_mix and the tau-free traps (Theorem 8's bound at this tau), from the float64 law.
-    model = parse_toy_spec("potts-cycle:n=3,q=20,J=1.0")
+    # The model is the Potts triangle's score table, without its log-joint: with the joint the
+    # sparse path has the law exactly (tests/certify/test_exact_limits.py), as a masked LM has not.
+    gibbs = parse_toy_spec("potts-cycle:n=3,q=20,J=1.0")
+    model = TabulatedModel(gibbs, score_table(gibbs))
     rows, _ = windows.exact_rows(model, taus=(1.0, 0.006), cap=5)
     full, partial = rows
     assert any("float64 law" in n for n in partial["notes"]) and partial["reversible"] is None
