@@ -26,7 +26,7 @@ from glauber.errors import (
     UnderflowError,
 )
 from glauber.exact.chain import ExactChain
-from glauber.exact.spectral import GAP_RTOL, absolute_gap_error
+from glauber.exact.spectral import GAP_RTOL
 from glauber.theory.contraction import certify_contraction
 from glauber.theory.distances import tv_rounding_bound
 from glauber.theory.escape import theorem8_escape_bound
@@ -94,8 +94,7 @@ def exact_values(
             log_pi = np.log(chain.stationary())
     mode = int(np.argmax(log_pi))
     gap = attempt("spectral gap", chain.absolute_spectral_gap)
-    lower = [spectral_tmix_lower_bound(
-        gap, eps, None if gap is None else absolute_gap_error(gap, chain.num_states))]
+    lower = [spectral_tmix_lower_bound(gap, eps, None if gap is None else _gap_error(chain, gap))]
 
     def tmix_or_bound() -> int | None:
         try:
@@ -150,8 +149,8 @@ def spectral_tmix_lower_bound(gap: float | None, eps: float, gap_error: float | 
     eps : float
         Target distance, in (0, 1/2) (else 0 is returned: the bound says nothing).
     gap_error : float, optional
-        Bound on ``|gap - exact gap|``; default ``2 GAP_RTOL gap``, the dense solvers' accuracy
-        (:func:`glauber.exact.spectral.absolute_gap_error` gives it for any chain size).
+        Bound on ``exact gap - gap``; default ``2 GAP_RTOL gap``, twice the dense solvers'
+        accuracy (a Lanczos gap states its own: ``SpectralEstimate.gap_upper``).
 
     Examples
     --------
@@ -175,6 +174,15 @@ def spectral_tmix_lower_bound(gap: float | None, eps: float, gap_error: float | 
         log_rate = Fraction(round_up(round_up(-math.log1p(-round_up(float(g))))))
     log_target = round_down(round_down(-math.log(2.0 * eps)))  # math.log: within one ulp
     return max(0, math.ceil(Fraction(log_target) / log_rate))
+
+
+def _gap_error(chain: ExactChain, gap: float) -> float:
+    """How far above ``gap`` the chain's true gap may lie: the rigorous ``gap_upper`` of its
+    spectral estimate where it has one (Lanczos on a large reversible chain: its rounding can
+    exceed the dense solvers' relative accuracy), else twice ``GAP_RTOL`` of the gap."""
+    upper = chain.spectral_estimate().gap_upper
+    default = 2.0 * GAP_RTOL * gap
+    return default if upper is None else max(default, upper - gap)
 
 
 def _tv_rounding(chain: ExactChain) -> float:

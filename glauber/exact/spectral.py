@@ -230,22 +230,6 @@ def absolute_spectral_gap(
 #: Smallest absolute gap :func:`sparse_absolute_spectral_gap` reports (ARPACK's eigenvalues of a
 #: stochastic matrix carry absolute errors far above float64's 1e-16 at this size).
 SPARSE_GAP_FLOOR = 1e-6
-#: Absolute accuracy of :func:`sparse_absolute_spectral_gap` (ARPACK at ``tol=1e-12`` on a
-#: stochastic matrix, whose norm is at most ``sqrt(states)``).
-SPARSE_GAP_ERROR = 1e-10
-
-
-def absolute_gap_error(gap: float, num_states: int) -> float:
-    """A bound on the error of the absolute gap that ``ExactChain.absolute_spectral_gap`` returns
-    for a chain of ``num_states`` states: :data:`SPARSE_GAP_ERROR` above the dense limit (ARPACK),
-    else twice the relative accuracy :data:`GAP_RTOL` the dense and extended solvers guarantee.
-
-    Examples
-    --------
-    >>> absolute_gap_error(0.5, 8), absolute_gap_error(0.5, 8000)
-    (1e-06, 1e-10)
-    """
-    return SPARSE_GAP_ERROR if num_states > MAX_DENSE_STATES else 2.0 * GAP_RTOL * gap
 
 
 def sparse_absolute_spectral_gap(P: Any, k: int = 6) -> float:
@@ -305,9 +289,7 @@ def relaxation_time(
 
 
 __all__ = [
-    "SPARSE_GAP_ERROR",
     "SPARSE_GAP_FLOOR",
-    "absolute_gap_error",
     "absolute_spectral_gap",
     "sparse_absolute_spectral_gap",
     "relaxation_time",

@@ -41,7 +41,7 @@ from glauber.core.io import atomic_write_text, write_json_atomic
 from glauber.core.restrict import restrict
 from glauber.errors import ConvergenceError, GlauberError, InvalidParameterError, PrecisionError
 from glauber.exact.chain import ExactChain
-from glauber.exact.spectral import SPARSE_GAP_FLOOR, absolute_gap_error
+from glauber.exact.spectral import SPARSE_GAP_FLOOR
 from glauber.theory.contraction import certify_contraction
 
 #: Window lengths of the rectangle sweep (``"full"``: every residue of each shipped chain).
@@ -189,12 +189,12 @@ def capped_tmix(chain: ExactChain, eps: float = EPS, cap: int = TMIX_CAP) -> int
         return None
 
 
-def spectral_lower_bound(gap: float, num_states: int, eps: float = EPS) -> int:
-    """``t_mix(eps)`` from below by the absolute gap (reversible or not) of a chain of
-    ``num_states`` states: :func:`glauber.certify.exact.spectral_tmix_lower_bound`."""
+def spectral_lower_bound(gap: float, eps: float = EPS) -> int:
+    """``t_mix(eps)`` from below by the absolute gap (reversible or not):
+    :func:`glauber.certify.exact.spectral_tmix_lower_bound`."""
     from glauber.certify.exact import spectral_tmix_lower_bound
 
-    return spectral_tmix_lower_bound(gap, eps, absolute_gap_error(gap, num_states))
+    return spectral_tmix_lower_bound(gap, eps)
 
 
 def _decode(model: Any, state: Sequence[int] | None) -> str | None:
@@ -224,11 +224,11 @@ def exact_rows(model: Any, taus: Sequence[float] = TAUS, cap: int = TMIX_CAP,
         chain = base.at(tau)
         try:
             gap: float | None = chain.absolute_spectral_gap()
-            lower = spectral_lower_bound(gap, chain.num_states)
+            lower = spectral_lower_bound(gap)
         except PrecisionError as exc:  # below the eigensolver's floor: t_mix is at least ...
             gap = None
             below = SPARSE_GAP_FLOOR if "below" in str(exc) else None
-            lower = None if below is None else spectral_lower_bound(below, chain.num_states)
+            lower = None if below is None else spectral_lower_bound(below)
         tmix, stepped = None, False
         if lower is None or lower <= cap or chain.factored:
             try:

@@ -18,7 +18,7 @@ def test_spectral_lower_bound_is_tight_on_the_symmetric_two_state_chain(a):
     # squaring algorithm as the independent oracle.
     P = np.array([[1 - a, a], [a, 1 - a]])
     exact = mixing.mixing_time(P, np.array([0.5, 0.5]), 0.25)
-    assert windows.spectral_lower_bound(2 * a, 2) == exact
+    assert windows.spectral_lower_bound(2 * a) == exact
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -27,7 +27,7 @@ def test_spectral_lower_bound_never_exceeds_exact_tmix_on_incompatible_chains(se
 
     for tau in (0.5, 1.0, 2.0):
         chain = ExactChain(RandomTableModel(3, 3, rng=seed, scale=2.0), tau)
-        bound = windows.spectral_lower_bound(chain.absolute_spectral_gap(), chain.num_states)
+        bound = windows.spectral_lower_bound(chain.absolute_spectral_gap())
         assert bound <= chain.mixing_time(0.25)
 
 
@@ -115,7 +115,7 @@ def test_refine_steps_open_rows_again_up_to_the_new_cap(tmp_path):
     chain = ExactChain(windows.toy(label), 1.0)
     exact = chain.mixing_time(0.25)
     cap = exact - 2  # above the spectral lower bound, below t_mix: stepping gives up
-    assert windows.spectral_lower_bound(chain.absolute_spectral_gap(), chain.num_states) <= cap
+    assert windows.spectral_lower_bound(chain.absolute_spectral_gap()) <= cap
     rows, _ = windows.exact_rows(windows.toy(label), taus=(1.0,), cap=cap)
     assert rows[0]["tmix"] is None and rows[0]["tmix_lower_bound"] == cap + 1
     path = tmp_path / "exact.json"
