@@ -29,7 +29,7 @@ from glauber.certify.certificate import (
 )
 from glauber.certify.claims import build_claims
 from glauber.certify.exact import EXACT_MAX_STATES
-from glauber.certify.stages import StageRun
+from glauber.certify.stages import StageRun, stream
 from glauber.core.conditionals import answers_on_host, host_states
 from glauber.core.memory import check_fits
 from glauber.core.protocol import ConditionalModel, check_model
@@ -164,8 +164,10 @@ def _prepare(
     tau, eps = check_tau(tau), check_eps(eps)
     seed = check_nonnegative_int(seed, "seed")
     max_exhaustive_states = check_positive_int(max_exhaustive_states, "max_exhaustive_states")
-    if exact is not None and not isinstance(exact, bool):
-        raise InvalidParameterError(f"exact must be True, False or None, got {exact!r}")
+    if exact is not None:
+        if not isinstance(exact, (bool, np.bool_)):
+            raise InvalidParameterError(f"exact must be True, False or None, got {exact!r}")
+        exact = bool(exact)
     if model.n < 2:
         raise InvalidParameterError(
             f"certify needs a model with n >= 2 sites (rectangles and influences pair two sites); "
@@ -190,12 +192,12 @@ def _prepare(
             f"over the exact limit of {exact_limit:,}; resample fewer sites (e.g. 3 sites of a "
             "20-token vocabulary: --sites 98-100) or drop exact (--no-exact samples)"
         )
+    xs, source = _initial_states(model, states, stream(seed, "states"))
     run = StageRun(model=_CountingModel(model, tracker.add), tau=tau, eps=eps, seed=seed,
-                   states=np.zeros((0, model.n), dtype=np.int64), settings=settings,
+                   states=xs, states_source=source, settings=settings,
                    exact=num_states <= EXACT_MAX_STATES if exact is None else exact,
                    exact_asked=exact, max_states=max_exhaustive_states, basin=basin,
                    device=device)
-    run.states, run.states_source = _initial_states(model, states, run.rng("states"))
     exhaustive = settings.exhaustive
     if exhaustive is None:  # the probe query runs only when no chain will answer on the host
         on_host = run.exact or answers_on_host(run.model)

@@ -120,11 +120,16 @@ class StageRun:
         """The first ``n_contexts`` states: where sampled or searched influence starts."""
         return self.states[: self.settings.n_contexts]
 
-    def rng(self, stream: str) -> np.random.Generator:
-        """A generator of its own for ``stream`` (same seed, same draws; streams independent)."""
-        index = _STREAMS.get(stream, zlib.crc32(stream.encode()))
-        sequence = np.random.SeedSequence(self.seed, spawn_key=(index,))
-        return np.random.default_rng(sequence)
+    def rng(self, name: str) -> np.random.Generator:
+        """A generator of its own for the stream ``name`` (:func:`stream`)."""
+        return stream(self.seed, name)
+
+
+def stream(seed: int, name: str) -> np.random.Generator:
+    """The random stream ``name`` of a run with ``seed``: same seed, same draws, and streams
+    independent of each other (children of ``SeedSequence(seed)``)."""
+    index = _STREAMS.get(name, zlib.crc32(name.encode()))
+    return np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index,)))
 
 
 def _no_claims(cert: Certificate) -> list[Claim]:
@@ -189,4 +194,6 @@ def stage_names() -> tuple[str, ...]:
     return tuple(stage.name for stage in all_stages())
 
 
-__all__ = ["TABLE_BATCH", "ClaimKey", "Stage", "StageRun", "all_stages", "stage_names"]
+__all__ = [
+    "TABLE_BATCH", "ClaimKey", "Stage", "StageRun", "all_stages", "stage_names", "stream",
+]
