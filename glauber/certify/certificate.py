@@ -321,6 +321,10 @@ class Certificate:
         """
         if not isinstance(data, dict):
             raise InvalidParameterError(f"certificate must be an object, got {type(data).__name__}")
+        timings = data.get("timings")
+        if isinstance(timings, dict) and "seconds" not in timings:  # one field per stage, as
+            seconds = {k: timings[k] for k in stages.stage_names() if k in timings}  # before
+            data = {**data, "timings": {**timings, "seconds": seconds}}
         own = {f.name for f in dataclasses.fields(cls)}
         results = {
             name: _decode(tp, data[name], f"certificate.{name}")

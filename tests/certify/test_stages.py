@@ -160,5 +160,8 @@ def test_old_timings_and_certificates_still_read():
                        "drift": 0.1, "coupling": 0.1, "exact": 0.1, "total": 1.0, "rows": 5,
                        "load": None}
     back = Certificate.from_dict(data)
-    assert back.timings == Timings({}, 1.0, 5, None) and back.claims == cert.claims
+    assert back.claims == cert.claims and back.timings.total == 1.0
+    assert back.timings.seconds == {"table": 0.1, "rectangles": 0.2, "influence": 0.3,
+                                    "margins": 0.1, "exact": 0.1, "drift": 0.1, "coupling": 0.1}
+    assert isinstance(back.timings, Timings) and "== timings ==" in format_certificate(back)
     assert np.array_equal(back.influence.C, cert.influence.C)
