@@ -2,9 +2,10 @@
 
 It opens with the verdict (:func:`glauber.certify.verdict.verdict_lines`): the answers a user
 came for, then every statement as proved, known exactly, estimated or giving nothing, and a
-legend of the claim labels. Then the sections: model, incompatibility
-(Proposition 4), influence & Theorem 5 (with the exact chain's column when the certificate holds
-exact values), margins & Theorem 8, drift (Section 5.4), coupling (Section 6.1), claims, timings.
+legend of the claim labels. Then the model, each stage's sections (the ``render`` of
+:func:`~glauber.certify.stages.all_stages`: incompatibility (Proposition 4), influence & Theorem 5
+(with the exact chain's column when the certificate holds exact values), margins & Theorem 8, the
+exact chain, drift (Section 5.4), coupling (Section 6.1)), the claims and the timings.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any, Mapping
 
 import numpy as np
 
+from glauber.certify import stages
 from glauber.certify.certificate import Certificate
 from glauber.certify.verdict import LEGEND, state_text, verdict_lines
 
@@ -36,17 +38,36 @@ def format_certificate(
     for title, body in (
         ("verdict", verdict_lines(cert, outputs, bracket)),
         ("model", _model_section(cert)),
-        ("incompatibility (Proposition 4, rectangle test)", _incompatibility_section(cert)),
-        ("influence & Theorem 5", _influence_section(cert)),
-        ("margins & Theorem 8", _margins_section(cert)),
-        *((("exact chain (every state)", _exact_section(cert)),) if cert.exact else ()),
-        ("drift (Section 5.4)", _drift_section(cert)),
-        ("coupling (Section 6.1)", _coupling_section(cert)),
+        *(section for stage in stages.all_stages() for section in stage.render(cert)),
         ("claims", _claims_section(cert)),
         ("timings", _timings_section(cert)),
     ):
         lines += ["", f"== {title} =="] + body
     return "\n".join(lines)
+
+
+def rectangle_sections(cert: Certificate) -> list[tuple[str, list[str]]]:
+    return [("incompatibility (Proposition 4, rectangle test)", _incompatibility_section(cert))]
+
+
+def influence_sections(cert: Certificate) -> list[tuple[str, list[str]]]:
+    return [("influence & Theorem 5", _influence_section(cert))]
+
+
+def margins_sections(cert: Certificate) -> list[tuple[str, list[str]]]:
+    return [("margins & Theorem 8", _margins_section(cert))]
+
+
+def exact_sections(cert: Certificate) -> list[tuple[str, list[str]]]:
+    return [("exact chain (every state)", _exact_section(cert))] if cert.exact else []
+
+
+def drift_sections(cert: Certificate) -> list[tuple[str, list[str]]]:
+    return [("drift (Section 5.4)", _drift_section(cert))]
+
+
+def coupling_sections(cert: Certificate) -> list[tuple[str, list[str]]]:
+    return [("coupling (Section 6.1)", _coupling_section(cert))]
 
 
 def _row(label: str, *values: Any) -> str:
@@ -63,6 +84,15 @@ def _num(value: Any) -> str:
             return "inf" if value > 0 else "-inf"
         return f"{value:.4g}"
     return str(value)
+
+
+def _int(value: int) -> str:
+    """An integer in full up to 15 digits, else as ``d.ddde+k`` (a spectral ``t_mix`` lower
+    bound may have hundreds of digits; ``float`` would overflow)."""
+    digits = str(value)
+    if len(digits) <= 15:
+        return digits
+    return f"{digits[0]}.{digits[1:4]}e+{len(digits) - 1}"
 
 
 def _first(values: Any, limit: int = 8) -> tuple[Any, ...]:
@@ -158,7 +188,7 @@ def _influence_section(cert: Certificate) -> list[str]:
     ]
     if e is not None:
         tmix = (_num(e.tmix) if e.tmix is not None else
-                f"> {e.tmix_lower - 1} (not computed: see the notes)" if e.tmix_lower else "n/a")
+                f"> {_int(e.tmix_lower - 1)} (not computed: see the notes)" if e.tmix_lower else "n/a")
         out.append(f"  {'exact t_mix(eps), worst start':<{_WIDTH}} {'':<22}{tmix}")
         out.append(f"  {'exact spectral gap (absolute)':<{_WIDTH}} {'':<22}{_num(e.absolute_gap)}")
         out.append(f"  {'exact relaxation time':<{_WIDTH}} {'':<22}{_num(e.relaxation_time)}")
@@ -280,18 +310,31 @@ def _claims_section(cert: Certificate) -> list[str]:
     return out
 
 
+#: Timing rows of the stages whose name alone does not say what was timed.
+_TIMED = {"table": "score table of the exact chain", "exact": "exact values"}
+
+
 def _timings_section(cert: Certificate) -> list[str]:
     t = cert.timings
     rate = t.rows / t.total if t.total > 0 else math.inf
+    chain_only = () if cert.exact else ("table", "exact")  # 0 s: no chain was built
     return [
         _row("load model and states (s)", t.load),
-        *([_row("score table of the exact chain (s)", t.table)] if cert.exact else []),
-        *(_row(f"{name} (s)", getattr(t, name))
-          for name in ("rectangles", "influence", "margins", "drift", "coupling")),
-        *([_row("exact values (s)", t.exact)] if cert.exact else []),
+        *(_row(f"{_TIMED.get(name, name)} (s)", seconds) for name, seconds in t.seconds.items()
+          if name not in chain_only),
         _row("certify total (s)", t.total),
         _row("conditionals asked (rows/s)", t.rows, f"({rate:.1f}/s)"),
     ]
 
 
-__all__ = ["LEGEND", "format_certificate", "verdict_lines"]
+__all__ = [
+    "LEGEND",
+    "coupling_sections",
+    "drift_sections",
+    "exact_sections",
+    "format_certificate",
+    "influence_sections",
+    "margins_sections",
+    "rectangle_sections",
+    "verdict_lines",
+]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from glauber.certify import Source, certify, format_certificate
+from glauber.certify import Settings, Source, certify, format_certificate
 from glauber.core.io import atomic_write_text, check_output_path
 from glauber.core.validation import (
     check_eps,
@@ -34,8 +34,11 @@ from glauber.models import (
     window_spec,
 )
 
-#: The defaults of :func:`certify`, shared by the options below.
-DEFAULTS = {name: p.default for name, p in inspect.signature(certify).parameters.items()}
+#: The defaults of :func:`certify` and its :class:`Settings`, shared by the options below.
+DEFAULTS = {
+    **{name: p.default for name, p in inspect.signature(certify).parameters.items()},
+    **dataclasses.asdict(Settings()),
+}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -130,12 +133,13 @@ def run(args: argparse.Namespace) -> int:
     states = read_states(args.states, model) if args.states else None
     load = time.perf_counter() - start
     with tqdm(file=sys.stderr, unit="row", desc="certify", leave=False) as bar:
-        cert = certify(
-            model, tau, states, seed=seed, n_rectangles=sizes["rectangles"],
-            n_contexts=sizes["contexts"], n_pairs=sizes["pairs"], budget=sizes["budget"],
-            eps=eps, exact=args.exact, search_budget=sizes["search-budget"], progress=bar,
-            batch_size=sizes["batch-size"], device=args.device,
+        settings = Settings(
+            n_rectangles=sizes["rectangles"], n_contexts=sizes["contexts"],
+            n_pairs=sizes["pairs"], budget=sizes["budget"], batch_size=sizes["batch-size"],
+            search_budget=sizes["search-budget"],
         )
+        cert = certify(model, tau, states, settings, eps=eps, seed=seed, exact=args.exact,
+                       progress=bar, device=args.device)
     cert = dataclasses.replace(
         cert, states_source=args.states or cert.states_source,
         timings=dataclasses.replace(cert.timings, load=load),

@@ -29,7 +29,7 @@ from glauber.certify.verdict import CATEGORIES, LEGEND, WIDTH, verdict_answers, 
 from glauber.core.restrict import RestrictedModel
 from glauber.exact import ExactChain
 from glauber.models import resolve_model
-from glauber.toy_models import IsingModel
+from glauber.toy_models import IsingModel, PlantedBasinModel
 
 SMALL = dict(n_rectangles=5, budget=5, n_pairs=1)
 DATA = Path(__file__).parent / "data"
@@ -130,9 +130,7 @@ def test_the_real_cdr3_window_lists_theorem5_as_proved():
 
 def _rebuilt(path: Path) -> Certificate:
     c = Certificate.from_json(path.read_text())
-    claims = build_claims(c.model, c.eps, c.labels, c.settings, c.incompatibility, c.influence,
-                          c.margins, c.basin, c.drift, c.drift_band, c.coupling, c.exact)
-    return dataclasses.replace(c, claims=claims)
+    return dataclasses.replace(c, claims=build_claims(c))
 
 
 @pytest.mark.parametrize("bracket, words", [
@@ -246,3 +244,8 @@ def test_first_ten_lines_of_the_command_answer_the_newcomer(tmp_path, capsys, mo
     saved = Certificate.from_json(path.read_text())
     assert saved.positions == (2, 3, 4) and saved.site_numbering.startswith("0-based")
     assert saved.source.command.startswith("glauber certify --model curie-weiss")
+
+
+from glauber.certify import certify, format_certificate
+from glauber.certify.render import LEGEND, verdict_lines
+from glauber.toy_models import IsingModel, PlantedBasinModel
