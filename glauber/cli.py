@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import shlex
 import sys
 import traceback
 from typing import Any, Sequence
@@ -34,8 +35,8 @@ from glauber.errors import (
 )
 
 COMMANDS = (
-    "verify", "certify", "recheck", "phase_diagram", "alpha_curve", "trajectory", "compare",
-    "results",
+    "verify", "certify", "recheck", "report", "phase_diagram", "alpha_curve", "trajectory",
+    "compare", "results",
 )
 
 #: Exit codes of the ``glauber`` command.
@@ -99,6 +100,37 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def place_ray(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
+    """``argv`` with a ``--ray [ADDRESS]`` given before the sub-command moved after it
+    (``glauber --ray auto compare ...`` means ``glauber compare --ray auto ...``); a sub-command
+    that runs in this process only gets a usage error that names the ones taking ``--ray``."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    first = next((k for k, a in enumerate(argv) if a in sub.choices), None)
+    if first is None:
+        return argv
+    head, moved, k = [], [], 0
+    while k < first:
+        if argv[k] == "--ray":
+            moved.append(argv[k])
+            if k + 1 < first and not argv[k + 1].startswith("-"):
+                moved.append(argv[k + 1])
+                k += 1
+        elif argv[k].startswith("--ray="):
+            moved.append(argv[k])
+        else:
+            head.append(argv[k])
+        k += 1
+    rest = argv[first + 1:]
+    asked = moved or [a for a in rest if a == "--ray" or a.startswith("--ray=")]
+    command = sub.choices[argv[first]]
+    if asked and "--ray" not in command._option_string_actions:
+        takes = sorted(name for name, p in sub.choices.items()
+                       if "--ray" in p._option_string_actions)
+        command.error(f"--ray applies to {', '.join(takes)}; `glauber {argv[first]}` runs in "
+                      "this process")
+    return head + [argv[first]] + moved + rest
+
+
 def error_line(exc: BaseException) -> str:
     """The one-line message of ``exc`` (newlines folded; OS errors name their file)."""
     if isinstance(exc, MemoryError):
@@ -125,7 +157,9 @@ def exit_code(exc: BaseException) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``glauber`` console script; returns the process exit code."""
     parser = build_parser()
+    argv = place_ray(parser, list(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
+    args.command_line = shlex.join(["glauber", *argv])  # provenance, for the outputs
     try:
         return int(args.func(args) or 0)
     except BrokenPipeError:  # `glauber certify | head`: the reader left; nothing to report
@@ -150,6 +184,7 @@ if __name__ == "__main__":  # pragma: no cover
 
 __all__ = [
     "build_parser",
+    "place_ray",
     "COMMANDS",
     "error_line",
     "exit_code",

@@ -80,6 +80,10 @@ class DeviceUnavailableError(GlauberInputError):
     """A device (e.g. CUDA) was requested but is not available."""
 
 
+class ClusterUnavailableError(GlauberInputError):
+    """``--ray ADDRESS`` names no Ray cluster that can be reached, or Ray cannot start here."""
+
+
 class FrozenSitesError(GlauberInputError):
     """Frozen positions cover every site, leaving nothing to resample."""
 
@@ -179,6 +183,7 @@ __all__ = [
     "InvalidModelError",
     "UnknownModelError",
     "DeviceUnavailableError",
+    "ClusterUnavailableError",
     "FrozenSitesError",
     "OutputPathError",
     "ResumeMismatchError",

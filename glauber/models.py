@@ -326,18 +326,30 @@ def resolve_context(model: ConditionalModel, context: str) -> np.ndarray:
         from glauber.mlm_backend.sequences import ANTIBODY_SEQUENCES
 
         if key in ANTIBODY_SEQUENCES:
-            text = ANTIBODY_SEQUENCES[key]
-        elif _is_file(path):
-            text = _first_line(path)
+            return np.asarray(_to_host(model.encode(ANTIBODY_SEQUENCES[key])), dtype=np.int64)
+        if _is_file(path):
+            line, text = _first_line(path, numbered=True)
+            where = f"context file {path} (line {line})"
+        elif _looks_like_path(text):
+            raise InvalidParameterError(
+                f"context {_short(context)}: no such file. A context is a shipped chain "
+                f"({', '.join(context_names())}), a file holding the sequence on one line, or "
+                "the sequence itself")
+        else:
+            where = (f"context {_short(context)} is not a shipped chain "
+                     f"({', '.join(context_names())}) nor a file; read as a sequence, it")
         try:
             return np.asarray(_to_host(model.encode(text)), dtype=np.int64)
         except VocabularyError as exc:
+            details = getattr(exc, "details", str(exc))
             raise VocabularyError(
-                f"context {_short(context)} is not a shipped chain ({', '.join(context_names())}"
-                f"), not a file, and not a sequence of the model's tokens: {exc}"
-            ) from exc
+                f"{where} holds tokens outside the model's vocabulary: {details}") from exc
     if _is_file(path):
         text = _first_line(path)
+    elif _looks_like_path(text):
+        raise InvalidParameterError(
+            f"context {_short(context)}: no such file. A toy model's context is comma-separated "
+            "token indices (e.g. 0,1,1,0) or a file holding them")
     try:
         row = np.array([int(t) for t in re.split(r"[,\s]+", text) if t], dtype=np.int64)
     except ValueError:
@@ -368,15 +380,29 @@ def _is_file(path: Path) -> bool:
         return False
 
 
-def _first_line(path: Path) -> str:
+def _first_line(path: Path, numbered: bool = False) -> Any:
+    """The first line of ``path`` that is neither blank nor a ``#`` comment (with its 1-based
+    line number when ``numbered``)."""
     try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidParameterError(f"cannot read the context from {path}: {exc}") from exc
-    for line in text.splitlines():
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidParameterError(
+            f"context file {path} is not UTF-8 text (byte {exc.start}); write the sequence on "
+            "one line of a text file") from exc
+    except OSError as exc:
+        raise InvalidParameterError(
+            f"cannot read the context from {path}: {exc.strerror or exc}") from exc
+    for k, line in enumerate(text.splitlines(), start=1):
         if line.strip() and not line.lstrip().startswith("#"):
-            return line.strip()
-    raise InvalidParameterError(f"{path} holds no sequence; write it on one line")
+            return (k, line.strip()) if numbered else line.strip()
+    raise InvalidParameterError(f"context file {path} holds no sequence; write it on one line")
+
+
+def _looks_like_path(text: str) -> bool:
+    """A name that is meant as a file (a folder separator, or a file extension, and no space):
+    never a protein sequence, and not a sentence."""
+    return not any(c.isspace() for c in text) and (
+        "/" in text or "\\" in text or re.search(r"\.[A-Za-z][A-Za-z0-9]{0,4}$", text) is not None)
 
 
 def _resolve_window(
@@ -456,7 +482,11 @@ def read_states(path: str | os.PathLike[str], model: ConditionalModel) -> np.nda
 
 def _parse_line(model: ConditionalModel, line: str, where: str) -> np.ndarray:
     if hasattr(model, "encode"):
-        row = np.asarray(_to_host(model.encode(line)), dtype=np.int64)
+        try:
+            row = np.asarray(_to_host(model.encode(line)), dtype=np.int64)
+        except VocabularyError as exc:
+            raise VocabularyError(f"{where} holds tokens outside the model's vocabulary: "
+                                  f"{getattr(exc, 'details', exc)}") from exc
     else:
         try:
             row = np.array([int(tok) for tok in re.split(r"[,\s]+", line) if tok], dtype=np.int64)

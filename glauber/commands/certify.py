@@ -22,10 +22,12 @@ HELP = "certify a masked LM or a toy model at a temperature (table + JSON)"
 
 
 def certify_defaults() -> dict[str, Any]:
-    """The defaults of :func:`glauber.certify.certify`, which the options below share."""
-    from glauber.certify import certify
+    """The defaults of :func:`glauber.certify.certify` and its :class:`~glauber.certify.Settings`,
+    which the options below share."""
+    from glauber.certify import Settings, certify
 
-    return {name: p.default for name, p in inspect.signature(certify).parameters.items()}
+    return {**{name: p.default for name, p in inspect.signature(certify).parameters.items()},
+            **dataclasses.asdict(Settings())}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -102,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     """Certify the model; print the table; write the JSON. Returns the exit code."""
     from tqdm import tqdm
 
-    from glauber.certify import Source, certify, format_certificate
+    from glauber.certify import Settings, Source, certify, format_certificate
     from glauber.core.io import atomic_write_text, check_output_path
     from glauber.core.validation import (
         check_eps,
@@ -135,20 +137,26 @@ def run(args: argparse.Namespace) -> int:
     states = read_states(args.states, model) if args.states else None
     load = time.perf_counter() - start
     with tqdm(file=sys.stderr, unit="row", desc="certify", leave=False) as bar:
-        cert = certify(
-            model, tau, states, seed=seed, n_rectangles=sizes["rectangles"],
-            n_contexts=sizes["contexts"], n_pairs=sizes["pairs"], budget=sizes["budget"],
-            eps=eps, exact=args.exact, search_budget=sizes["search-budget"], progress=bar,
-            batch_size=sizes["batch-size"], device=args.device,
+        settings = Settings(
+            n_rectangles=sizes["rectangles"], n_contexts=sizes["contexts"],
+            n_pairs=sizes["pairs"], budget=sizes["budget"], batch_size=sizes["batch-size"],
+            search_budget=sizes["search-budget"],
         )
+        cert = certify(model, tau, states, settings, eps=eps, seed=seed, exact=args.exact,
+                       progress=bar, device=args.device)
     cert = dataclasses.replace(
         cert, states_source=args.states or cert.states_source,
         timings=dataclasses.replace(cert.timings, load=load),
-        source=Source(spec=spec, length=args.length, dtype=args.dtype, autocast=args.autocast),
+        source=Source(spec=spec, length=args.length, dtype=args.dtype, autocast=args.autocast,
+                      command=getattr(args, "command_line", None)),
+        positions=(None if getattr(model, "sites", None) is None
+                   else tuple(int(k) + 1 for k in model.sites)),
     )
-    print(format_certificate(cert))
-    if args.json is not None:
+    outputs = {}
+    if args.json is not None:  # written first, so that the verdict can say where it is
         atomic_write_text(args.json, cert.to_json() + "\n")
+        outputs["certificate (JSON)"] = args.json
+    print(format_certificate(cert, outputs))
     return 0
 
 

@@ -36,7 +36,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from glauber.core.io import write_json_atomic
-from glauber.core.restrict import restrict
+from glauber.core.restrict import SITE_NUMBERING, restrict
 from glauber.errors import ConvergenceError, GlauberError, InvalidParameterError, PrecisionError
 from glauber.exact.chain import ExactChain
 from glauber.exact.spectral import SPARSE_GAP_FLOOR
@@ -55,8 +55,8 @@ TMIX_CAP = 20
 COMMAND = "glauber results --rerun windows"
 
 #: The exact windows: name -> (model, shipped chain, CDR3 motif, offset of the window in it).
-#: Trastuzumab VH CDR3 ``SRWGGDGFYAMDY`` starts at 0-based 96, so ``GGD`` is 99..101; the VL
-#: CDR3 ``QQHYTTPPT`` starts at 88, so ``HYT`` is 90..92.
+#: Trastuzumab VH CDR3 ``SRWGGDGFYAMDY`` starts at position 97 (1-based, as ``--sites`` counts),
+#: so ``GGD`` is positions 100-102; the VL CDR3 ``QQHYTTPPT`` starts at 89, so ``HYT`` is 91-93.
 WINDOWS: dict[str, tuple[str, str, str, int]] = {
     "antiberty / trastuzumab VH": ("antiberty", "trastuzumab_vh", "SRWGGDGFYAMDY", 3),
     "antiberty / trastuzumab VL": ("antiberty", "trastuzumab_vl", "QQHYTTPPT", 2),
@@ -284,6 +284,7 @@ def exact_window(label: str, taus: Sequence[float] = TAUS, cap: int = TMIX_CAP,
         model_name, chain, _, _ = WINDOWS[label]
         seq, sites = ANTIBODY_SEQUENCES[chain], [int(s) for s in model.sites]
         meta = {"kind": "mlm", "model": model_name, "chain": chain, "sites": sites,
+                "positions": [s + 1 for s in sites], "site_numbering": SITE_NUMBERING,
                 "window": seq[sites[0]:sites[-1] + 1], "chain_length": len(seq)}
     else:
         meta = {"kind": "toy", "model": label}
@@ -375,7 +376,7 @@ def exact_markdown(results: Sequence[dict], cap: int = TMIX_CAP) -> str:
     notes = []
     for res in results:
         name = res["label"] if res["kind"] == "toy" else (
-            f"{res['label']} {res['sites'][0]}–{res['sites'][-1]} ({res['window']})")
+            f"{res['label']} {_positions(res)} ({res['window']})")
         for r in res["rows"]:
             tau = f"{r['tau']:g}"
             if r["notes"]:
@@ -400,6 +401,13 @@ def exact_markdown(results: Sequence[dict], cap: int = TMIX_CAP) -> str:
                 f"{r['perfect_traps']} | {trap} | {_g(r['rectangles_mean_abs_delta'])} |")
     return "\n".join(lines) + "\n" + "".join(
         f"\n[{k}] {note}\n" for k, note in enumerate(notes, 1))
+
+
+def _positions(res: dict) -> str:
+    """A window's positions as a person reads them, 1-based as ``--sites`` takes them
+    (``100–102``); data written before the ``positions`` field hold the 0-based ``sites``."""
+    pos = res.get("positions") or [s + 1 for s in res["sites"]]
+    return f"{pos[0]}–{pos[-1]}"
 
 
 def _exact_summary(results: Sequence[dict]) -> str:
@@ -460,7 +468,8 @@ def render(folder: Path) -> str:
     if exact:
         parts += [
             "### Exact window chains beside toys of the same size\n",
-            "Three contiguous CDR3 sites of a shipped chain (20^3 = 8000 states), every other "
+            "Three contiguous CDR3 sites of a shipped chain (positions counted from 1, as `--sites` "
+            "takes them; 20^3 = 8000 states), every other "
             "site frozen, each model on its own chain type; toys with 8000 states (the Ising "
             f"cycle 8192). All values exact for the window chain: t_mix(1/4) worst start, "
             "computed by repeated squaring of the window's factor M = BA (1,200 classes (site, "
