@@ -122,10 +122,10 @@ def place_ray(parser: argparse.ArgumentParser, argv: list[str]) -> list[str]:
         k += 1
     rest = argv[first + 1:]
     asked = moved or [a for a in rest if a == "--ray" or a.startswith("--ray=")]
-    command = sub.choices[argv[first]]
+    command = sub.command_parser(argv[first])
     if asked and "--ray" not in command._option_string_actions:
-        takes = sorted(name for name, p in sub.choices.items()
-                       if "--ray" in p._option_string_actions)
+        takes = sorted(name for name in sub.choices
+                       if "--ray" in sub.command_parser(name)._option_string_actions)
         command.error(f"--ray applies to {', '.join(takes)}; `glauber {argv[first]}` runs in "
                       "this process")
     return head + [argv[first]] + moved + rest
