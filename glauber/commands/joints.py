@@ -11,14 +11,17 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+#: The line of ``glauber --help``.
+HELP = "Glauber law, MRF, MH/PLL target, HCB and Arnold-Gokhale joints of an exact window"
+
 
 def register(subparsers: Any) -> None:
     """Add the ``joints`` parser."""
-    from glauber.models import EXACT_WINDOW_MAX_STATES, add_window_arguments
+    from glauber.commands.arguments import add_window_arguments
+    from glauber.models import EXACT_WINDOW_MAX_STATES
 
     p = subparsers.add_parser(
         "joints",
-        help="Glauber law, MRF, MH/PLL target, HCB and Arnold-Gokhale joints of an exact window",
         description="Builds, from the exact conditionals of a window (q**n <= "
                     f"{EXACT_WINDOW_MAX_STATES:,} states; one score table, cached) or a toy, "
                     "the joints of Torroba Hennigen and Kim (2023) beside the law Gibbs "
@@ -55,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 __all__ = [
+    "HELP",
     "register",
     "run",
 ]

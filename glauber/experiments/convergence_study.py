@@ -23,7 +23,8 @@ still more than ``1/4`` beyond its floor from ``mu_tau`` is *false*.
 
 :data:`CASES` (about 50 chains across families, temperatures and starts, metastable ones
 included) feeds docs/results.md (:func:`convergence_markdown`, data in
-``docs/data/convergence/``, :func:`section_data`).
+``docs/data/convergence/``, :func:`section_data`; :func:`render` and :func:`refresh` are its
+entry in :data:`glauber.experiments.results.SECTIONS`).
 """
 
 from __future__ import annotations
@@ -81,8 +82,8 @@ CASES: tuple[tuple[str, float, str], ...] = tuple(
 )
 #: The committed data of the docs/results.md section.
 DATA = Path("docs/data/convergence")
-#: Markers of the section in docs/results.md.
-BEGIN, END = "<!-- convergence:begin -->", "<!-- convergence:end -->"
+#: The command that refreshes the section's data.
+COMMAND = "glauber results --rerun convergence"
 
 
 def stationary_law(chain: ExactChain) -> np.ndarray:
@@ -210,9 +211,6 @@ def convergence_markdown(folder: Path = DATA) -> str:
     rows = sorted(data["rows"], key=lambda r: order.get((r["model"], r["tau"], r["start"]),
                                                          len(order)))
     out = [
-        BEGIN,
-        "## R-hat against the exact mixing time",
-        "",
         f"{data['chains']} chains per row, run as `glauber trajectory` runs them, on toys and "
         "exact windows where the worst-start t_mix(1/4) is known exactly. **declared**: the "
         "first recorded step at which every non-constant observable (energy, Hamming distance "
@@ -238,17 +236,20 @@ def convergence_markdown(folder: Path = DATA) -> str:
             f"({r['steps']:,}) |")
     out += ["", summary_paragraph(rows), "",
             "Data: `docs/data/convergence/rows.json` "
-            "(`glauber.experiments.convergence_study.section_data`, run by `scripts/results.sh`).",
-            END]
-    return "\n".join(out)
+            f"(`glauber.experiments.convergence_study.section_data`); refresh: `{COMMAND}` "
+            f"(resumes: a case already there is skipped; {len(CASES)} cases in all)."]
+    return "\n".join(out) + "\n"
 
 
-def write_section(doc: Path = Path("docs/results.md"), folder: Path = DATA) -> None:
-    """Rewrite the section's marked block of ``doc`` from the data in ``folder`` (before the
-    findings when the block is not there yet)."""
-    from glauber.experiments.windows import splice
+def render(folder: Path) -> str:
+    """The docs/results.md section from ``folder/rows.json``."""
+    return convergence_markdown(folder)
 
-    splice(doc, convergence_markdown(folder), BEGIN, END, "\n## Findings against the paper")
+
+def refresh(folder: Path, work: Path, log: Callable[[str], Any]) -> None:
+    """Run the cases of :data:`CASES` missing from ``folder/rows.json`` into it (``work`` is not
+    used: a case's row is all it keeps)."""
+    section_data(folder, log=log)
 
 
 def summary_paragraph(rows: Sequence[dict]) -> str:
@@ -280,18 +281,18 @@ def _short(row: dict) -> str:
 __all__ = [
     "CASES",
     "CHAINS",
+    "COMMAND",
     "DATA",
     "FALSE_MARGIN",
     "MAX_DRAWS",
     "STARTS",
-    "BEGIN",
-    "END",
     "convergence_markdown",
     "iid_tv_floor",
+    "refresh",
+    "render",
     "section_data",
     "stationary_law",
     "study_case",
     "study_starts",
     "summary_paragraph",
-    "write_section",
 ]

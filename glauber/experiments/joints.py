@@ -36,8 +36,8 @@ LEGEND = {
 PIVOTS = ("mode", "context")
 #: The committed data of the docs/results.md section.
 DATA = Path("docs/data/joints")
-#: Markers of the section in docs/results.md.
-BEGIN, END = "<!-- joints:begin -->", "<!-- joints:end -->"
+#: The command that refreshes the section's data.
+COMMAND = "glauber results --rerun joints"
 #: What the section shows: window or toy name -> model specification.
 SECTION_MODELS: dict[str, str] = {
     "AntiBERTy, trastuzumab VH CDR3 100-102 (GGD)": "antiberty@trastuzumab-vh[100-102]",
@@ -174,9 +174,6 @@ def joints_markdown(folder: Path = DATA) -> str:
         return ""
     data = [json.loads(p.read_text(encoding="utf-8")) for p in files]
     out = [
-        BEGIN,
-        "## Which joint does Gibbs sampling sample?",
-        "",
         "Masked-LM conditionals are incompatible (the rectangle test), so no joint has them all. "
         "On an exact window the joints built from them sit beside the law Glauber (Gibbs) "
         "sampling converges to: the Glauber stationary law; the MRF of the raw scores (the "
@@ -209,18 +206,21 @@ def joints_markdown(folder: Path = DATA) -> str:
                 + " / ".join(_g(v) for v in row["kl_model_joint"]) + " | "
                 + " / ".join(_g(v) for v in to_g) + f" | {close} |")
     out += ["", _joints_findings(data), "",
-            "Data: `docs/data/joints/` (`glauber.experiments.joints.section_data`, run by "
-            "`scripts/results.sh`); one window: `glauber joints --model antiberty --context "
-            "trastuzumab-vh --sites 100-102 --taus 0.5,1,2`.", END]
-    return "\n".join(out)
+            f"Data: `docs/data/joints/` (`glauber.experiments.joints.section_data`); refresh: "
+            f"`{COMMAND}` (a model already there is skipped); one window: `glauber joints "
+            "--model antiberty --context trastuzumab-vh --sites 100-102 --taus 0.5,1,2`."]
+    return "\n".join(out) + "\n"
 
 
-def write_section(doc: Path = Path("docs/results.md"), folder: Path = DATA) -> None:
-    """Rewrite the section's marked block of ``doc`` from the data in ``folder`` (before the
-    findings when the block is not there yet)."""
-    from glauber.experiments.windows import splice
+def render(folder: Path) -> str:
+    """The docs/results.md section from the JSON files in ``folder``."""
+    return joints_markdown(folder)
 
-    splice(doc, joints_markdown(folder), BEGIN, END, "\n## Findings against the paper")
+
+def refresh(folder: Path, work: Path, log: Callable[[str], Any]) -> None:
+    """Compute the models of :data:`SECTION_MODELS` missing from ``folder`` (``work`` is not
+    used: a model's table is all it keeps)."""
+    section_data(folder, log=log)
 
 
 def _joints_findings(data: list[dict]) -> str:
@@ -272,9 +272,8 @@ def _joints_findings(data: list[dict]) -> str:
 
 
 __all__ = [
-    "BEGIN",
+    "COMMAND",
     "DATA",
-    "END",
     "LEGEND",
     "PIVOTS",
     "SECTION_MODELS",
@@ -282,6 +281,7 @@ __all__ = [
     "format_joints",
     "joints_markdown",
     "joints_table",
+    "refresh",
+    "render",
     "section_data",
-    "write_section",
 ]

@@ -59,6 +59,7 @@ from glauber.experiments.common import (
 from glauber.experiments.outdir import OutputFolder, check_out_folder
 from glauber.experiments.trajectory_diagnostics import (
     DIAGNOSTICS_OUTPUTS,
+    ENERGY_KINDS,
     diagnose,
     dispersed_starts,
     resolve_energy,
@@ -376,20 +377,30 @@ def trajectory(
     diagnostics = bool(diagnostics) and chains >= MIN_CHAINS
     if diagnostics:
         arviz_array_stats()  # a missing extra is refused before the model loads
-    m = get_model(model, check_length(model, length), device)
-    check_sizes(m, steps, chains, record_every, out)
-    config = {"experiment": "trajectory", "model": model, "n": int(m.n), "tau": tau,
+        if energy not in ENERGY_KINDS:
+            resolve_energy(None, energy, record_every)  # raises the typed error
+    # The keys the model decides are None until it loads (see _finished_summary).
+    config = {"experiment": "trajectory", "model": model, "n": None, "tau": tau,
               "steps": steps, "chains": chains, "checkpoint_every": checkpoint_every,
               "record_every": record_every, "seed": int(seed), "window": window,
               "threshold": float(threshold), "levels": level_list, "diagnostics": diagnostics,
-              "energy": resolve_energy(m, energy, record_every) if diagnostics else "none"}
+              "energy": (None if energy == "auto" else energy) if diagnostics else "none"}
+    if starts_from is None:
+        done = _finished_summary(_read_json(out / "manifest.json"), out, config, length)
+        if done is not None:  # finished: returned before the model loads, the folder untouched
+            return done
+    m = get_model(model, check_length(model, length), device)
+    check_sizes(m, steps, chains, record_every, out)
+    config["n"] = int(m.n)
+    if diagnostics:
+        config["energy"] = resolve_energy(m, energy, record_every)
     if starts_from is not None:
         config["trap_starts"] = trap_modes(starts_from, int(m.n), int(m.q))[:chains // 2]
     outputs = OUTPUTS + (DIAGNOSTICS_OUTPUTS if diagnostics else ())
     with OutputFolder(out, "trajectory", config, outputs, "checkpoint.json",
                       command) as folder:
-        done = _finished_summary(folder, config)
-        if done is not None:  # a finished run: nothing to redo
+        done = _finished_summary(folder.previous_manifest, out, config, length)
+        if done is not None:  # finished by a run that ended while this one loaded the model
             return done
         run_chains(m, config, out, progress)
         summary = analyse(m, config, out)
@@ -397,19 +408,31 @@ def trajectory(
     return summary
 
 
-def _finished_summary(folder: OutputFolder, config: dict) -> dict | None:
-    """The summary of a finished run of ``config`` in ``folder`` (None if it is not finished)."""
-    manifest = folder.previous_manifest
-    path = folder.path / "trajectory_summary.json"
-    if manifest is None or manifest.get("status") != "finished" or not path.is_file():
+def _finished_summary(manifest: Any, out: Path, config: dict,
+                      length: int | None) -> dict | None:
+    """The summary of a finished run of ``config`` in ``out`` (None if there is none), given the
+    folder's manifest as the run found it.
+
+    Read before the model is loaded, ``config["n"]`` is still None: the run's own ``n`` then
+    matches when ``length`` was not given or equals it (the model sets ``n`` otherwise); so is
+    ``config["energy"]`` under ``--energy auto``, which then matches the run's resolved energy."""
+    summary = _read_json(out / "trajectory_summary.json")
+    if not isinstance(manifest, dict) or manifest.get("status") != "finished" \
+            or not isinstance(summary, dict) or not isinstance(summary.get("config"), dict):
         return None
+    done = dict(summary["config"])
+    if config["n"] is None and (length is None or done.get("n") == length):
+        done["n"] = None
+    if config.get("energy", "none") is None:  # --energy auto: the model resolves it
+        done["energy"] = None
+    return summary if dumps(done) == dumps(config) else None
+
+
+def _read_json(path: Path) -> Any:
     try:
-        summary = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(summary, dict) or dumps(summary.get("config")) != dumps(config):
-        return None
-    return summary
 
 
 def check_sizes(model: Any, steps: int, chains: int, record_every: int, out: Path) -> None:

@@ -116,9 +116,9 @@ def test_mrf_pll_and_edge_mismatch_from_their_definitions():
 def test_two_sites_match_torroba_hennigen_and_kim_hcb_and_iteration():
     # Their 2-token HCB: q(a, b) ∝ p(a|b) / p(a*|b) * p(b|a*); their `iter`: 40 (here 5,000)
     # linear-space updates q <- (p(a|b) + p(b|a)) / (1/q_A(a) + 1/q_B(b)), from uniform.
-    from glauber.experiments.windows import toy
+    from glauber.toy_models import parse_toy_spec
 
-    model = toy("random-table:n=2,q=5,seed=3,scale=1.5")
+    model = parse_toy_spec("random-table:n=2,q=5,seed=3,scale=1.5")
     chain = ExactChain(model, 1.0)
     lp = chain.log_conditionals()
     A = np.exp(lp[0]).reshape(5, 5, 5)[:, :, :]  # [x0, x1, a]: p_0(a | x1)
@@ -187,13 +187,21 @@ def test_divergences_of_two_coins():
     assert tv == pytest.approx(0.4)
 
 
-def test_an_underflowing_glauber_law_keeps_only_its_tv():
-    # 2^11 states (beyond log-space GTH) at tau = 0.01: the least likely states have mass
-    # e^{-2200}, far below float64; the KLs involving the Glauber law are then not reported.
+def test_an_underflowing_glauber_law_keeps_only_its_tv(monkeypatch):
+    # When log mu_tau is out of reach (ExactChain.log_stationary raises UnderflowError: above
+    # log-space GTH's size, no log-joint, entries below float64's trusted floor), the Glauber
+    # law is known to absolute accuracy only; the KLs involving it are then not reported.
+    # Main's log-joint path reaches every toy of this size, so the refusal is forced here.
+    from glauber.errors import UnderflowError
     from glauber.toy_models import parse_toy_spec
 
-    res = joints(ExactChain(parse_toy_spec("ising-cycle:n=11"), 0.01), rectangles=False,
-                 ag_max_iter=5)
+    chain = ExactChain(parse_toy_spec("ising-cycle:n=6"), 0.05)
+
+    def refuse(*args, **kwargs):
+        raise UnderflowError("forced: entries below the trusted floor")
+
+    monkeypatch.setattr(chain, "log_stationary", refuse)
+    res = joints(chain, rectangles=False, ag_max_iter=5)
     assert res.notes and "glauber" in res.notes[0]
     assert np.isnan(res.mean_abs_delta[0]) and np.isnan(res.kl_model_joint[0])
     g = [k for k, p in enumerate(res.pairs) if "glauber" in p]
