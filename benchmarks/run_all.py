@@ -21,12 +21,14 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import (
+    diagnostics,
     estimators,
     exact_chain,
     exact_scale,
     exact_window,
     influence_search,
     influence_search_large,
+    joints,
     memory,
     sampler,
 )
@@ -48,6 +50,8 @@ BENCHMARKS: dict[str, tuple[Callable[[], dict], str]] = {
                                "python benchmarks/influence_search_large.py"),
     "exact_window": (exact_window.run, "python benchmarks/exact_window.py"),
     "exact_scale": (exact_scale.run, "python benchmarks/exact_scale.py"),
+    "diagnostics": (diagnostics.run, "python benchmarks/diagnostics.py"),
+    "joints": (joints.run, "python benchmarks/joints.py"),
 }
 
 

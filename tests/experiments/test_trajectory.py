@@ -83,6 +83,29 @@ def test_rerun_of_a_finished_run_returns_at_once_without_the_model(tmp_path, mon
                    progress=False)
 
 
+def test_a_finished_run_with_diagnostics_answers_without_the_model(tmp_path, monkeypatch):
+    """With diagnostics on, ``--energy auto`` is resolved by the model (here to pll: a toy
+    answers on the host); a rerun still answers before loading it, and an explicit other
+    energy is another run."""
+    pytest.importorskip("arviz_stats", reason="the diagnostics extra is not installed")
+    import glauber.experiments.trajectory as module
+
+    first = trajectory("ising-cycle:n=5", 1.0, 100, 4, 50, tmp_path, record_every=10,
+                       progress=False)
+    assert first["config"]["energy"] == "pll" and "diagnostics" in first
+
+    def no_model(*args, **kw):
+        raise AssertionError("a finished run loaded its model again")
+
+    monkeypatch.setattr(module, "get_model", no_model)
+    for energy in ("auto", "pll"):
+        assert trajectory("ising-cycle:n=5", 1.0, 100, 4, 50, tmp_path, record_every=10,
+                          progress=False, energy=energy) == first
+    with pytest.raises(AssertionError, match="loaded its model"):
+        trajectory("ising-cycle:n=5", 1.0, 100, 4, 50, tmp_path, record_every=10,
+                   progress=False, energy="logits")
+
+
 def test_resume_with_other_settings_is_refused(tmp_path):
     trajectory("ising-cycle:n=5", 1.0, 100, 2, 50, tmp_path, record_every=10, progress=False)
     with pytest.raises(ResumeMismatchError):
