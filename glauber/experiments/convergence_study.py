@@ -18,13 +18,14 @@ and sets beside them:
 Starts: ``dispersed`` (the context or a first state, then uniform states, as
 ``glauber trajectory`` starts them) and ``one-basin`` (every chain at the mode of ``mu_tau``:
 metastable chains started inside one basin); both schemes use the same random numbers, so
-where their chains coalesce the two runs agree from there on. Convergence declared before ``t_mix`` is *early*; declared while the pooled law is
-still more than ``1/4`` beyond its floor from ``mu_tau`` is *false*.
+where their chains coalesce the two runs agree from there on. Convergence declared before
+``t_mix`` is *early*; declared while the pooled law is still more than ``1/4`` beyond its floor
+from ``mu_tau`` is *false*.
 
 :data:`CASES` (about 50 chains across families, temperatures and starts, metastable ones
-included) feeds docs/results.md (:func:`convergence_markdown`, data in
-``docs/data/convergence/``, :func:`section_data`; :func:`render` and :func:`refresh` are its
-entry in :data:`glauber.experiments.results.SECTIONS`).
+included) feeds docs/results.md: data in ``docs/data/convergence/`` (:func:`section_data`),
+rendered by :func:`convergence_markdown`; with :func:`refresh`, its entry in
+:data:`glauber.experiments.results.SECTIONS`.
 """
 
 from __future__ import annotations
@@ -241,11 +242,6 @@ def convergence_markdown(folder: Path = DATA) -> str:
     return "\n".join(out) + "\n"
 
 
-def render(folder: Path) -> str:
-    """The docs/results.md section from ``folder/rows.json``."""
-    return convergence_markdown(folder)
-
-
 def refresh(folder: Path, work: Path, log: Callable[[str], Any]) -> None:
     """Run the cases of :data:`CASES` missing from ``folder/rows.json`` into it (``work`` is not
     used: a case's row is all it keeps)."""
@@ -289,7 +285,6 @@ __all__ = [
     "convergence_markdown",
     "iid_tv_floor",
     "refresh",
-    "render",
     "section_data",
     "stationary_law",
     "study_case",

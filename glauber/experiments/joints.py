@@ -212,11 +212,6 @@ def joints_markdown(folder: Path = DATA) -> str:
     return "\n".join(out) + "\n"
 
 
-def render(folder: Path) -> str:
-    """The docs/results.md section from the JSON files in ``folder``."""
-    return joints_markdown(folder)
-
-
 def refresh(folder: Path, work: Path, log: Callable[[str], Any]) -> None:
     """Compute the models of :data:`SECTION_MODELS` missing from ``folder`` (``work`` is not
     used: a model's table is all it keeps)."""
@@ -282,6 +277,5 @@ __all__ = [
     "joints_markdown",
     "joints_table",
     "refresh",
-    "render",
     "section_data",
 ]

@@ -68,9 +68,10 @@ SECTIONS: tuple[Section, ...] = (
     Section("dichotomy", "The dichotomy, exactly: t_mix against n on toy chains", "dichotomy",
             dichotomy.render, dichotomy.refresh, dichotomy.COMMAND),
     Section("convergence", "R-hat against the exact mixing time", "convergence",
-            convergence_study.render, convergence_study.refresh, convergence_study.COMMAND),
-    Section("joints", "Which joint does Gibbs sampling sample?", "joints", joints.render,
-            joints.refresh, joints.COMMAND),
+            convergence_study.convergence_markdown, convergence_study.refresh,
+            convergence_study.COMMAND),
+    Section("joints", "Which joint does Gibbs sampling sample?", "joints",
+            joints.joints_markdown, joints.refresh, joints.COMMAND),
 )
 
 
