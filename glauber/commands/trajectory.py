@@ -69,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"{s['n_traps']} traps ({s['n_perfect']} perfect) -> {args.out}/trajectory_summary.json")
     if "diagnostics" in s:
         print(f"diagnostics: {s['diagnostics']['verdict']} -> {args.out}/diagnostics.json")
+    elif not args.no_diagnostics:
+        print("diagnostics: none (R-hat compares chains: use --chains 4 or more)")
     return 0
 
 

@@ -79,6 +79,7 @@ def test_no_diagnostics_and_too_few_chains(tmp_path):
     assert verdict.startswith("only 2 chains")
     code, out, err = run(*RUN, "--chains", "1", "--out", str(tmp_path / "c"))
     assert code == 0 and not (tmp_path / "c" / "diagnostics.json").exists(), err
+    assert "diagnostics: none" in out and "--chains 4" in out
 
 
 def test_bad_starts_from_is_one_line(tmp_path):
