@@ -55,7 +55,7 @@ from glauber.theory.escape import (
     log_theorem8_tmix_lower_bound,
 )
 from glauber.theory.verified_power import columns_at_most_one
-from glauber.toy_models import AsymmetricIsingModel, FunctionModel, IsingModel
+from glauber.toy_models import AsymmetricIsingModel, FunctionModel, IsingModel, RandomJointModel
 
 from .support import power_sum_mp
 
@@ -350,19 +350,9 @@ def _table_model(kind: str, n: int, q: int, scale: float, rng: np.random.Generat
         J = rng.standard_normal((n, n)) * scale
         np.fill_diagonal(J, 0.0)
         return AsymmetricIsingModel(J, field=0.0), False
-    weights = q ** np.arange(n - 1, -1, -1)
     if kind == "joint":
-        energy = rng.standard_normal(q**n) * scale
-
-        def score(x, i):
-            out = np.empty((len(x), q))
-            for a in range(q):
-                y = x.copy()
-                y[:, i] = a
-                out[:, a] = -energy[y @ weights]
-            return out
-
-        return FunctionModel(n, q, score, name="joint"), True
+        return RandomJointModel(n, q, rng, scale=scale, name="joint"), True
+    weights = q ** np.arange(n - 1, -1, -1)
     table = rng.standard_normal((q**n, n, q)) * scale
 
     def free(x, i):
