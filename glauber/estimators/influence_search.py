@@ -525,7 +525,8 @@ def search_influence(
 
 def _search(cache: ScoreCache, tau: float, budget: int, starts: Any, restarts: int | None,
             seed: SeedLike, batch_size: int, target: str, scan: float,
-            warm: InfluenceSearchResult | None, stop: bool, stars: float = 0.3) -> InfluenceSearchResult:
+            warm: InfluenceSearchResult | None, stop: bool, stars: float = 0.3,
+            surrogate: bool = True) -> InfluenceSearchResult:
     """:func:`search_influence` on a checked model, ``tau`` and ``budget`` (0 allowed: the
     pairs already in ``cache`` are read, nothing is asked)."""
     model = cache.model
@@ -552,9 +553,19 @@ def _search(cache: ScoreCache, tau: float, budget: int, starts: Any, restarts: i
     walkers = _Walkers(n, q, rng)
     replayed = best_c.witnesses("C") if used0 else []
     fresh = not replayed and warm is None
-    if fresh:  # cover every entry first: at least two contexts, as influence() samples
-        _scan(cache, start_states, _scan_rows(budget, scan, n), batch_size, tau, rng, best_c,
-              best_d)
+    anchor = None
+    star_all = n * (1 + (n - 1) * (q - 1))  # a star at every site
+    if fresh and not (surrogate and target == "entries" and n >= 3
+                      and star_all // 4 <= budget < star_all):
+        # cover every entry first (scan); only one context when every site's star is paid
+        # for. Below that the scan's block serves rho; for entries, stars for some of the
+        # sites and their surrogates do better from a quarter of star_all on (the module
+        # docstring's measurements).
+        rows = n * n if surrogate and budget >= star_all else _scan_rows(budget, scan, n)
+        anchor = _scan(cache, start_states, rows, batch_size, tau, rng, best_c, best_d)
+    if surrogate:
+        _surrogate_phase(cache, tau, budget - (cache.queries - used0), batch_size, start_states,
+                         target, rng, best_c, best_d, stop, anchor)
     if stars > 0:
         _evolve_rows(cache, tau, max(0, int((scan + stars) * budget) - (cache.queries - used0)),
                      batch_size, start_states, target, rng, best_c, best_d, stop)
@@ -588,9 +599,164 @@ def _search(cache: ScoreCache, tau: float, budget: int, starts: Any, restarts: i
         idle = idle + 1 if cache.queries == before else 0
         if idle > n:  # every move the walkers make is cached: nothing new to learn
             break
+    if not (stop and rho_lower_bound(best_c.value, _tolerance(cache, tau)) >= 1):
+        _fill(cache, budget - (cache.queries - used0), batch_size, target, rng, best_c)
     _harvest_cache(cache, tau, best_c, best_d)  # pairs formed across grids, too
     return _result(tau, best_c, best_d, cache, cache.queries - used0, budget, target, rounds,
                    int(walkers.starts.sum()))
+
+
+def _star_points(x: np.ndarray, site: int, q: int) -> np.ndarray:
+    """The star of context ``x`` at ``site``: ``x`` and ``x^{k->c}`` for every ``k != site``
+    and token ``c != x_k`` (``1 + (n - 1)(q - 1)`` states)."""
+    n = x.size
+    others = _others(n)[site]
+    k = np.repeat(others, q - 1)
+    c = (x[k] + np.tile(np.arange(1, q), n - 1)) % q
+    pts = np.repeat(x[None, :], 1 + k.size, axis=0)
+    pts[1 + np.arange(k.size), k] = c
+    return pts
+
+
+def _surrogate_phase(cache: ScoreCache, tau: float, budget: int, batch_size: int,
+                     starts: np.ndarray, target: str, rng: np.random.Generator, best_c: _Best,
+                     best_d: _Best, stop: bool, anchor: np.ndarray | None,
+                     theta: float = 0.98, max_rounds: int = 20) -> None:
+    """Stars, an additive surrogate per site, and the contexts it predicts (module docstring).
+
+    Each site ``i`` gets the star of one *anchor* context: the first context asked at ``i``
+    (a scan's, or an earlier search's over a shared memo: ``x_i`` is masked, so it is one
+    context for site ``i`` whatever ``x_i``), else ``anchor`` (the scan's first context, the
+    first start, or a uniform one). Sites are starred in order of priority (Perron ``u_i``
+    for ``"rho"``, at random for ``"entries"``) where the star is complete already, or the
+    budget pays for it and ``n - 1`` more queries to realise what its surrogate predicts
+    (:mod:`glauber.estimators.additive_surrogate`). Then, in rounds: refit every starred
+    site's surrogate to all its answered queries, cover the entries whose best realised value
+    is below ``theta`` of the predicted supremum (weights: Perron ``u_i v_j`` of the predicted
+    matrix for ``"rho"``, 1 for ``"entries"``), and ask the covering pairs in order of weight
+    per query, until no proposal asks anything new or the budget is spent.
+    """
+    from glauber.estimators.additive_surrogate import cover, fit_additive_scores, line_gains
+
+    n, q = cache.n, cache.q
+    used0 = cache.queries
+    if anchor is None:
+        anchor = starts[0].copy() if len(starts) else rng.integers(q, size=n)
+    states, sites = cache.queries_asked()
+    anchors = np.repeat(anchor[None, :], n, axis=0)
+    first = np.full(n, -1)
+    first[sites[::-1]] = np.arange(len(sites))[::-1]  # earliest query at each site
+    anchors[first >= 0] = states[first[first >= 0]]
+    order = (np.argsort(-(_perron_weights(best_c.value).max(axis=1)), kind="stable")
+             if target == "rho" else rng.permutation(n))
+    starred: list[int] = []
+    for i in order.tolist():
+        pts = _star_points(anchors[i], i, q)
+        keys = cache.keys(pts, np.full(len(pts), i))
+        missing = len(cache.new_keys(keys, set()))
+        if missing and missing + n - 1 > budget - (cache.queries - used0):
+            continue
+        cache.fetch(pts, np.full(len(pts), i), batch_size, keys)
+        _star_lines(cache, anchors[i], i, tau, best_c, best_d)
+        starred.append(i)
+    for _ in range(max_rounds if starred else 0):
+        left = budget - (cache.queries - used0)
+        if left <= 0 or (stop and rho_lower_bound(best_c.value, _tolerance(cache, tau)) >= 1):
+            return
+        states, sites = cache.queries_asked()
+        fitted = {}
+        predicted = best_c.value.copy()
+        for i in starred:
+            sel = np.flatnonzero(sites == i)
+            scores = to_numpy(cache.rows(sel)).astype(np.float64)
+            fitted[i] = line_gains(fit_additive_scores(states[sel], scores, i, q), tau,
+                                   anchors[i])
+            predicted[i] = np.maximum(predicted[i], fitted[i][1].max(axis=0))
+        weights = _perron_weights(predicted) if target == "rho" else np.ones((n, n))
+        proposals = []
+        for i, (ctx, gain, best) in fitted.items():
+            wanted = theta * gain.max(axis=0) > best_c.value[i] + _TIE
+            wanted[i] = False
+            for m, dirs in cover(gain, best, wanted, weights[i], theta):
+                value = float(weights[i, dirs].sum()) / (1 + dirs.size)
+                proposals.append((value, i, ctx[m], dirs, best[m, dirs]))
+        if not proposals:
+            return
+        proposals.sort(key=lambda p: -p[0])
+        contexts = np.array([p[2] for p in proposals])
+        reps = np.zeros_like(contexts)
+        for c, (_, _, _, dirs, bs) in enumerate(proposals):
+            reps[c, dirs] = bs
+        c_idx = np.concatenate([np.full(p[3].size, c) for c, p in enumerate(proposals)])
+        i_idx = np.concatenate([np.full(p[3].size, p[1]) for p in proposals])
+        j_idx = np.concatenate([p[3] for p in proposals])
+        before = cache.queries
+        _scan_pairs(cache, contexts, reps, c_idx, i_idx, j_idx, left, batch_size, tau, best_c,
+                    best_d)
+        if cache.queries == before:
+            return
+
+
+def _star_lines(cache: ScoreCache, x: np.ndarray, i: int, tau: float, best_c: _Best,
+                best_d: _Best) -> None:
+    """Offer every pair on the lines of the star of ``x`` at site ``i`` (already asked)."""
+    n, q = cache.n, cache.q
+    others = _others(n)[i]
+    states = np.repeat(x[None, :], (n - 1) * q, axis=0)
+    states[np.arange((n - 1) * q), np.repeat(others, q)] = np.tile(np.arange(q), n - 1)
+    scores = cache.rows(cache.fetch(states, np.full(len(states), i), 1))  # cached: no query
+    raw = to_numpy(scores).astype(np.float64).reshape(n - 1, q, q)
+    probs = np.exp(to_numpy(log_softmax(scores / tau)).astype(np.float64)).reshape(n - 1, q, q)
+    a, b = _pairs(q)
+    diff = raw[:, a] - raw[:, b]
+    values = (0.5 * np.abs(probs[:, a] - probs[:, b]).sum(axis=-1),
+              diff.max(axis=-1) - diff.min(axis=-1))  # [n - 1, pairs]
+    for best, value in zip((best_c, best_d), values):
+        p = value.argmax(axis=1)
+        ctx = np.repeat(x[None, :], n - 1, axis=0)
+        ctx[np.arange(n - 1), others] = a[p]
+        best.offer(np.full(n - 1, i), others, value[np.arange(n - 1), p], ctx, b[p])
+
+
+def _fill(cache: ScoreCache, budget: int, batch_size: int, target: str,
+          rng: np.random.Generator, best_c: _Best) -> None:
+    """Spend what the walkers cannot (their moves cost ``q`` or ``2 q`` queries) one query at
+    a time: each entry ``(i, j)`` adds one new point to its *line* (the contexts
+    ``x^{j->c}``, ``c`` any token, at site ``i``; ``x`` its best witness's context, a uniform
+    one for an entry without a witness), so every cached point of the line forms a new pair
+    with it; entries in order of Perron weight (``"rho"``) or at random (``"entries"``), until
+    the budget is spent or every line is complete. The pairs are read by the caller's memo
+    harvest. With ``n = 2`` each entry has one line, and this asks it point by point.
+    """
+    n, q = cache.n, cache.q
+    used0 = cache.queries
+    ii, jj = np.nonzero(~np.eye(n, dtype=bool))
+    lines = np.where((best_c.replacement[ii, jj] >= 0)[:, None], best_c.context[ii, jj],
+                     rng.integers(q, size=(ii.size, n)))
+    full = np.zeros(ii.size, dtype=bool)
+    while not full.all():
+        left = budget - (cache.queries - used0)
+        if left <= 0:
+            return
+        if target == "rho":
+            weight = _perron_weights(best_c.value)[ii, jj] + 0.05 * rng.random(ii.size)
+            order = np.argsort(-weight, kind="stable")
+        else:
+            order = rng.permutation(ii.size)
+        states, sites = [], []
+        for e in order[~full[order]].tolist():
+            if len(states) >= left:
+                break
+            pts = np.repeat(lines[e][None, :], q, axis=0)
+            pts[:, jj[e]] = np.arange(q)
+            new = [c for c, key in enumerate(cache.keys(pts, np.full(q, ii[e]))) if key not in cache]
+            if not new:
+                full[e] = True
+                continue
+            states.append(pts[int(rng.choice(new))])
+            sites.append(ii[e])
+        if states:
+            cache.fetch(np.array(states), np.array(sites), batch_size)
 
 
 def _scan_rows(budget: int, scan: float, n: int) -> int:
@@ -609,7 +775,7 @@ def _scan_rows(budget: int, scan: float, n: int) -> int:
 
 
 def _scan(cache: ScoreCache, starts: np.ndarray, budget: int, batch_size: int, tau: float,
-          rng: np.random.Generator, best_c: _Best, best_d: _Best) -> None:
+          rng: np.random.Generator, best_c: _Best, best_d: _Best) -> np.ndarray | None:
     """Sample ``C`` at contexts (``starts``, then uniform ones) with ``budget`` queries.
 
     At each context ``x``: the base conditional at every site (``x`` with ``i`` masked, ``n``
@@ -629,7 +795,7 @@ def _scan(cache: ScoreCache, starts: np.ndarray, budget: int, batch_size: int, t
     partial = count < 1
     count = max(count, 1)
     if budget < n + 2:  # not even a block of two sites at one context
-        return
+        return None
     extra = max(0, count - len(starts))
     contexts = np.concatenate([starts[:count], rng.integers(q, size=(extra, n))])
     used0 = cache.queries
@@ -645,12 +811,13 @@ def _scan(cache: ScoreCache, starts: np.ndarray, budget: int, batch_size: int, t
     if partial:
         _scan_block(cache, contexts[0], reps[0], logp[0], budget - (cache.queries - used0),
                     batch_size, tau, best_c, best_d)
-        return
+        return contexts[0]
     ii, jj = np.nonzero(~np.eye(n, dtype=bool))  # every pair i != j, i-major
     c = np.repeat(np.arange(len(contexts)), len(ii))
     i, j = np.tile(ii, len(contexts)), np.tile(jj, len(contexts))
     _scan_pairs(cache, contexts, reps, c, i, j, budget - (cache.queries - used0), batch_size,
                 tau, best_c, best_d)
+    return contexts[0]
 
 
 def _scan_pairs(cache: ScoreCache, contexts: np.ndarray, reps: np.ndarray, c: np.ndarray,
