@@ -162,20 +162,16 @@ def line_gains(model: AdditiveScores, tau: float, reference: np.ndarray,
     probs = _softmax(model.scores(contexts), tau)
     gain = np.zeros((count, n))
     best = np.full((count, n), -1, dtype=np.int64)
-    # index of each context in the enumeration, to find its neighbours along each site
-    radix = np.array([len(v) for v in values], dtype=np.int64)
-    place = np.ones(len(keep), dtype=np.int64)
-    for t in range(len(keep) - 2, -1, -1):
-        place[t] = place[t + 1] * radix[t + 1]
-    pos = np.zeros_like(combos)
-    for t, v in enumerate(values):
-        pos[:, t] = np.searchsorted(v, combos[:, t])
-    index = pos @ place if keep else np.zeros(count, dtype=np.int64)
+    # contexts are in itertools.product order: reshaped, enumerated site t is axis t
+    shape = tuple(len(v) for v in values)
+    grid = probs.reshape(shape + (probs.shape[-1],))
     for t, (k, v) in enumerate(zip(sites, values)):
-        tv = np.stack([0.5 * np.abs(probs - probs[index + (r - pos[:, t]) * place[t]]).sum(axis=1)
-                       for r in range(len(v))], axis=1)  # [M, |v|]
-        r = tv.argmax(axis=1)
-        gain[:, k] = tv[np.arange(count), r]
+        a = np.expand_dims(grid, t + 1)  # partner axis after axis t
+        b = np.expand_dims(np.moveaxis(grid, t, -2), t)  # [..., 1 at t, ..., |v|, q]
+        b = np.moveaxis(b, -2, t + 1)
+        tv = 0.5 * np.abs(a - b).sum(axis=-1)  # [..., |v| (own), |v| (partner), ...]
+        r = tv.argmax(axis=t + 1).reshape(count)
+        gain[:, k] = tv.max(axis=t + 1).reshape(count)
         best[:, k] = np.where(gain[:, k] > 0, v[r], -1)
     return contexts, gain, best
 

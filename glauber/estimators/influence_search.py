@@ -56,6 +56,7 @@ The budget counts rows of :meth:`scores` calls, each distinct query once
 from __future__ import annotations
 
 import functools
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -63,9 +64,11 @@ import numpy as np
 
 from glauber.core.arrays import JsonResult, log_softmax, namespace, to_numpy
 from glauber.core.conditionals import host_states
+from glauber.core.enumeration import table_queries
 from glauber.core.protocol import ConditionalModel, check_model
 from glauber.core.validation import check_positive_int, check_tau
 from glauber.errors import InvalidParameterError
+from glauber.estimators.additive_surrogate import cover, fit_additive_scores, line_gains
 from glauber.estimators.influence_threshold import rho_lower_bound
 from glauber.estimators.sampler import SeedLike
 from glauber.estimators.score_cache import ScoreCache
@@ -104,8 +107,14 @@ class InfluenceSearchResult(JsonResult):
     is_lower_bound : bool
         Always True: every number here is realised, never an upper bound.
     queries : int
-        Rows this search sent to the model (queries answered by a shared cache are free).
+        Distinct conditional queries this search sent to the model (rows: a context ``x_{-i}``
+        and a site ``i``; queries answered by a shared cache are free).
     budget : int
+        Most distinct queries allowed.
+    query_fraction, budget_fraction : float
+        ``queries`` and ``budget`` as fractions of the ``n q^(n-1)`` distinct queries that
+        tabulate every conditional of the model
+        (:func:`glauber.core.enumeration.table_queries`): at 1 the exact supremum is known.
     target : str
     rounds, local_searches : int
         Batched rounds of the walkers, and walker starts (restarts included).
@@ -130,6 +139,8 @@ class InfluenceSearchResult(JsonResult):
     is_lower_bound: bool
     queries: int
     budget: int
+    query_fraction: float
+    budget_fraction: float
     target: str
     rounds: int
     local_searches: int
@@ -140,6 +151,44 @@ class InfluenceSearchResult(JsonResult):
     tolerance: float
     rho_lower: float
     no_certificate: bool
+
+
+def check_budget(budget: Any, n: int, q: int, name: str = "budget") -> int:
+    """A search budget: distinct conditional queries, at least 1 and below a tabulation.
+
+    Parameters
+    ----------
+    budget : int
+    n, q : int
+        The model's sites and vocabulary size.
+    name : str
+        The argument's name in messages.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``budget`` is not an integer >= 1, or exceeds the ``n q^(n-1)`` distinct queries
+        that tabulate the model (its exact influence then costs less than the search).
+    """
+    if isinstance(budget, bool) or not isinstance(budget, numbers.Integral) or budget < 1:
+        raise InvalidParameterError(
+            f"{name} must be an integer >= 1 (distinct conditional queries: rows sent to the "
+            f"model), got {budget!r}"
+        )
+    table = table_queries(n, q)
+    if budget > table:
+        raise InvalidParameterError(
+            f"{name} = {int(budget):,} exceeds the {table:,} distinct queries (n q^(n-1) = "
+            f"{n} x {q}^{n - 1}) that tabulate every conditional of this model, and with them "
+            f"the exact influence is known: tabulate it instead (ExactChain(model, tau)"
+            f".influence_matrix(), or glauber certify/alpha-curve with --exact) or pass "
+            f"{name} <= {table:,}"
+        )
+    return int(budget)
 
 
 @dataclass
@@ -512,7 +561,7 @@ def search_influence(
     """
     model = check_model(model)
     tau = check_tau(tau)
-    budget = check_positive_int(budget, "budget")
+    budget = check_budget(budget, model.n, model.q)
     if restarts is not None:
         restarts = check_positive_int(restarts, "restarts")
     if cache is None:
@@ -525,8 +574,8 @@ def search_influence(
 
 def _search(cache: ScoreCache, tau: float, budget: int, starts: Any, restarts: int | None,
             seed: SeedLike, batch_size: int, target: str, scan: float,
-            warm: InfluenceSearchResult | None, stop: bool, stars: float = 0.3,
-            surrogate: bool = True) -> InfluenceSearchResult:
+            warm: InfluenceSearchResult | None, stop: bool,
+            stars: float = 0.3) -> InfluenceSearchResult:
     """:func:`search_influence` on a checked model, ``tau`` and ``budget`` (0 allowed: the
     pairs already in ``cache`` are read, nothing is asked)."""
     model = cache.model
@@ -555,17 +604,16 @@ def _search(cache: ScoreCache, tau: float, budget: int, starts: Any, restarts: i
     fresh = not replayed and warm is None
     anchor = None
     star_all = n * (1 + (n - 1) * (q - 1))  # a star at every site
-    if fresh and not (surrogate and target == "entries" and n >= 3
+    if fresh and not (target == "entries" and n >= 3
                       and star_all // 4 <= budget < star_all):
         # cover every entry first (scan); only one context when every site's star is paid
         # for. Below that the scan's block serves rho; for entries, stars for some of the
         # sites and their surrogates do better from a quarter of star_all on (the module
         # docstring's measurements).
-        rows = n * n if surrogate and budget >= star_all else _scan_rows(budget, scan, n)
+        rows = n * n if budget >= star_all else _scan_rows(budget, scan, n)
         anchor = _scan(cache, start_states, rows, batch_size, tau, rng, best_c, best_d)
-    if surrogate:
-        _surrogate_phase(cache, tau, budget - (cache.queries - used0), batch_size, start_states,
-                         target, rng, best_c, best_d, stop, anchor)
+    _surrogate_phase(cache, tau, budget - (cache.queries - used0), batch_size, start_states,
+                     target, rng, best_c, best_d, stop, anchor)
     if stars > 0:
         _evolve_rows(cache, tau, max(0, int((scan + stars) * budget) - (cache.queries - used0)),
                      batch_size, start_states, target, rng, best_c, best_d, stop)
@@ -636,8 +684,6 @@ def _surrogate_phase(cache: ScoreCache, tau: float, budget: int, batch_size: int
     matrix for ``"rho"``, 1 for ``"entries"``), and ask the covering pairs in order of weight
     per query, until no proposal asks anything new or the budget is spent.
     """
-    from glauber.estimators.additive_surrogate import cover, fit_additive_scores, line_gains
-
     n, q = cache.n, cache.q
     used0 = cache.queries
     if anchor is None:
@@ -659,22 +705,23 @@ def _surrogate_phase(cache: ScoreCache, tau: float, budget: int, batch_size: int
         cache.fetch(pts, np.full(len(pts), i), batch_size, keys)
         _star_lines(cache, anchors[i], i, tau, best_c, best_d)
         starred.append(i)
+    fitted: dict[int, tuple] = {}  # site -> (line_gains of its surrogate, queries fitted)
     for _ in range(max_rounds if starred else 0):
         left = budget - (cache.queries - used0)
         if left <= 0 or (stop and rho_lower_bound(best_c.value, _tolerance(cache, tau)) >= 1):
             return
         states, sites = cache.queries_asked()
-        fitted = {}
         predicted = best_c.value.copy()
         for i in starred:
             sel = np.flatnonzero(sites == i)
-            scores = to_numpy(cache.rows(sel)).astype(np.float64)
-            fitted[i] = line_gains(fit_additive_scores(states[sel], scores, i, q), tau,
-                                   anchors[i])
-            predicted[i] = np.maximum(predicted[i], fitted[i][1].max(axis=0))
+            if fitted.get(i, (None, -1))[1] != sel.size:  # refit sites with new queries only
+                scores = to_numpy(cache.rows(sel)).astype(np.float64)
+                fitted[i] = (line_gains(fit_additive_scores(states[sel], scores, i, q), tau,
+                                        anchors[i]), sel.size)
+            predicted[i] = np.maximum(predicted[i], fitted[i][0][1].max(axis=0))
         weights = _perron_weights(predicted) if target == "rho" else np.ones((n, n))
         proposals = []
-        for i, (ctx, gain, best) in fitted.items():
+        for i, ((ctx, gain, best), _) in fitted.items():
             wanted = theta * gain.max(axis=0) > best_c.value[i] + _TIE
             wanted[i] = False
             for m, dirs in cover(gain, best, wanted, weights[i], theta):
@@ -1129,7 +1176,9 @@ def _result(tau: float, best_c: _Best, best_d: _Best, cache: ScoreCache, queries
     return InfluenceSearchResult(
         tau=tau, C=C, Delta=Delta,
         witnesses=tuple(best_c.witnesses("C") + best_d.witnesses("Delta")),
-        is_lower_bound=True, queries=int(queries), budget=int(budget), target=target,
+        is_lower_bound=True, queries=int(queries), budget=int(budget),
+        query_fraction=int(queries) / table_queries(cache.n, cache.q),
+        budget_fraction=int(budget) / table_queries(cache.n, cache.q), target=target,
         rounds=int(rounds), local_searches=int(local_searches),
         alpha_row=alpha_row(C), alpha_col=alpha_col(C), alpha_spectral=alpha_spectral(C),
         spectral_radius=spectral_radius(C), tolerance=tol, rho_lower=float(rho_low),
@@ -1192,7 +1241,8 @@ def search_influence_sweep(
     taus = sorted(check_tau(t) for t in taus)
     if not taus:
         raise InvalidParameterError("taus is empty; pass at least one temperature")
-    budget = check_positive_int(budget, "budget")
+    model = check_model(model)
+    budget = check_budget(budget, model.n, model.q)
     cache = ScoreCache(model)
     n = int(model.n)
     rng = np.random.default_rng(seed)
@@ -1222,4 +1272,5 @@ def search_influence_sweep(
     return results
 
 
-__all__ = ["TARGETS", "InfluenceSearchResult", "search_influence", "search_influence_sweep"]
+__all__ = ["TARGETS", "InfluenceSearchResult", "check_budget", "search_influence",
+           "search_influence_sweep"]
