@@ -91,7 +91,7 @@ def certify(
     1. rectangles: :func:`~glauber.estimators.rectangle_test` on ``n_rectangles`` rectangles
        from ``states`` with the model's top-50 replacements (Proposition 4; the paper uses 300).
     2. influence: :func:`~glauber.estimators.influence` on every pair of states
-       (``exhaustive``: exact), else a search for the suprema within ``search_budget`` model rows
+       (``exhaustive``: exact), else a search for the suprema within ``search_budget`` queries
        starting from the first ``n_contexts`` states (every entry realised by a witness; with
        ``search_budget=0``, ``n_replacements`` sampled replacements per site instead); corrected
        Theorem 5 (row, column, spectral, matrix-power certificates, the best one), Lemma 6 /
@@ -144,8 +144,11 @@ def certify(
         Default: when ``q ** n <= EXACT_MAX_STATES`` (8192: every 3-site window of a 20-letter
         vocabulary), for any model.
     search_budget : int
-        Model rows the influence search may use when influences are not enumerated (0: sample
-        ``n_replacements`` replacements of the ``n_contexts`` contexts instead).
+        Distinct conditional queries (rows sent to the model) the influence search may use
+        when influences are not enumerated (0: sample ``n_replacements`` replacements of the
+        ``n_contexts`` contexts instead). Capped at the ``n q^(n-1)`` queries that tabulate the
+        model (there the exact value is known; the certificate's settings hold the budget
+        used).
     progress : callable or tqdm, optional
         ``progress(stage, rows_done, rows_total)`` after every model call, or a tqdm bar (its
         total is set to the planned rows, its description to the stage).
@@ -253,7 +256,8 @@ def certify(
         n_rectangles=counts["n_rectangles"], n_contexts=counts["n_contexts"],
         n_replacements=min(counts["n_replacements"], model.q - 1), n_pairs=n_pairs,
         budget=counts["budget"], horizon=counts["horizon"], batch_size=counts["batch_size"],
-        exhaustive=bool(exhaustive), search_budget=search_budget,
+        exhaustive=bool(exhaustive),
+        search_budget=min(search_budget, table_queries(model.n, model.q)),
     )
     if chain is not None:  # table lookups: large batches, nothing asked of the model
         settings_work = dataclasses.replace(settings, batch_size=max(batch_size, TABLE_BATCH))

@@ -153,6 +153,12 @@ class InfluenceSearchResult(JsonResult):
     no_certificate: bool
 
 
+def _check_sites(model: ConditionalModel) -> None:
+    if int(model.n) < 2:
+        raise InvalidParameterError(
+            f"influence needs n >= 2 sites, the model has n = {int(model.n)}")
+
+
 def check_budget(budget: Any, n: int, q: int, name: str = "budget") -> int:
     """A search budget: distinct conditional queries, at least 1 and below a tabulation.
 
@@ -561,6 +567,7 @@ def search_influence(
     """
     model = check_model(model)
     tau = check_tau(tau)
+    _check_sites(model)
     budget = check_budget(budget, model.n, model.q)
     if restarts is not None:
         restarts = check_positive_int(restarts, "restarts")
@@ -586,8 +593,6 @@ def _search(cache: ScoreCache, tau: float, budget: int, starts: Any, restarts: i
     if target not in TARGETS:
         raise InvalidParameterError(f"target must be one of {TARGETS}, got {target!r}")
     n, q = int(model.n), int(model.q)
-    if n < 2:
-        raise InvalidParameterError(f"influence needs n >= 2 sites, the model has n = {n}")
     if warm is not None and warm.C.shape != (n, n):
         raise InvalidParameterError(
             f"warm result has shape {warm.C.shape}, the model has n = {n} sites; pass a result "
@@ -647,7 +652,8 @@ def _search(cache: ScoreCache, tau: float, budget: int, starts: Any, restarts: i
         idle = idle + 1 if cache.queries == before else 0
         if idle > n:  # every move the walkers make is cached: nothing new to learn
             break
-    if not (stop and rho_lower_bound(best_c.value, _tolerance(cache, tau)) >= 1):
+    if restarts is None and not (stop and rho_lower_bound(best_c.value,
+                                                          _tolerance(cache, tau)) >= 1):
         _fill(cache, budget - (cache.queries - used0), batch_size, target, rng, best_c)
     _harvest_cache(cache, tau, best_c, best_d)  # pairs formed across grids, too
     return _result(tau, best_c, best_d, cache, cache.queries - used0, budget, target, rounds,
@@ -1242,6 +1248,7 @@ def search_influence_sweep(
     if not taus:
         raise InvalidParameterError("taus is empty; pass at least one temperature")
     model = check_model(model)
+    _check_sites(model)
     budget = check_budget(budget, model.n, model.q)
     cache = ScoreCache(model)
     n = int(model.n)
