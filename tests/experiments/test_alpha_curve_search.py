@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from glauber.errors import InvalidParameterError
 from glauber.exact import ExactChain
 from glauber.experiments.alpha_curve import alpha_curve
 from glauber.theory.contraction import spectral_radius
@@ -23,9 +26,12 @@ def test_exhaustive_toy_reports_the_exact_threshold(tmp_path):
 
 
 def test_sampled_toy_thresholds_are_rigorous(tmp_path):
-    # max_states=1 forces sampling and search: each reported tau must have exact rho >= 1
+    # max_states=1 forces sampling and search (a third of the 6 x 2^5 = 192 distinct queries
+    # that tabulate the chain): each reported tau must have exact rho >= 1
     res = alpha_curve(SPEC, TAUS, tmp_path, progress=False, exact=False, max_states=1,
-                      contexts=2, search_budget=1500)
+                      contexts=2, search_budget=64)
+    assert res["search_queries"] <= 64
+    assert res["search_fraction"] == res["search_queries"] / 192
     model = parse_toy_spec(SPEC)
     th = res["tau_no_cert"]
     assert th["exact"] is None
@@ -36,3 +42,12 @@ def test_sampled_toy_thresholds_are_rigorous(tmp_path):
     for row in res["rows"]:
         assert row["search_spectral_radius"] <= spectral_radius(
             ExactChain(model, row["tau"]).influence_matrix()) + 1e-12
+
+
+def test_a_search_budget_above_the_tabulation_is_refused(tmp_path):
+    # 192 distinct queries tabulate the chain, and with them the exact threshold is known:
+    # a larger budget is a typed error that names the limit, before anything is written
+    with pytest.raises(InvalidParameterError, match=r"search-budget <= 192"):
+        alpha_curve(SPEC, TAUS, tmp_path / "out", progress=False, exact=False,
+                    search_budget=193)
+    assert not (tmp_path / "out").exists()
