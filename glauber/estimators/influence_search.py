@@ -11,46 +11,65 @@ Each entry is therefore a lower bound anyone can recheck
 them: the spectral radius of the searched ``C`` is a lower bound on that of Definition 2's
 (Perron–Frobenius), which is what :mod:`glauber.estimators.influence_threshold` uses.
 
-The search (docs/theory.md, Definition 2) runs in three phases over one query memo
-(:class:`~glauber.estimators.score_cache.ScoreCache`):
+The budget counts *distinct conditional queries*: rows sent to :meth:`scores`, a context
+``x_{-i}`` and a site ``i`` each (the model masks ``x_i``), each once
+(:class:`~glauber.estimators.score_cache.ScoreCache`); one query at site ``i`` serves every
+entry ``(i, j)``. The ``n q^(n-1)`` queries that tabulate the model give the exact suprema, so a
+budget above that is refused (:func:`check_budget`) and budgets are reported as fractions of it
+(``query_fraction``). The budget is never exceeded. docs/theory.md ("Searching Definition 2 at a
+budget") says what a budget can see: ``k`` realised entries of a row need ``k + 1`` queries at
+its site, and a fraction ``f`` of a site's contexts sees at most a fraction ``f`` of the pairs
+of each of its entries.
 
-1. *scan* (``scan`` of the budget, at least two whole contexts, all of it below that):
-   :func:`influence`-style pairs at each context (``starts`` first, then uniform random
+The search runs in phases over one query memo (docs/theory.md, Definition 2):
+
+1. *scan*: :func:`influence`-style pairs at each context (``starts`` first, then uniform random
    contexts), the most likely other token at each site as its replacement, ``n^2`` queries a
-   whole context; a budget below one context buys a *principal block* of the first context,
-   which bounds ``rho`` from below by Perron–Frobenius monotonicity (``_scan_block``): the
-   sites of largest conditional entropy, every pair among them, where one probed column shows
-   influence spread out (masked LMs), else a block grown breadth-first over probed columns
-   (sparse, local models);
-2. *stars* (``stars`` of the budget): an elitist evolution of one context per site ``i``,
-   scored on its whole row at once (the *star* ``x``, ``x^{j->b_j}`` for every ``j``: ``n``
-   queries for ``n - 1`` entries), mutants changing one or a few sites and some replacements;
-3. *walkers* (the rest): one coordinate-ascent walker per entry ``(i, j)``, started at the best
-   witness of its entry, holds a context ``x`` and a pair of tokens ``(a, b)`` at ``j``. A
-   move queries a grid of conditionals at site ``i`` in one batch: a *pair move* varies
-   ``x_j`` over all ``q`` tokens (``q`` queries) and keeps the pair of largest TV; a
-   *coordinate move* at a site ``k`` varies ``x_k`` over all ``q`` tokens with ``x_j = a`` and
-   with ``x_j = b`` (``2 q`` queries) and moves ``x_k`` to the token of largest TV (ties broken
-   at random, so walkers cross plateaus). Walkers cycle over the sites in random order; one
-   that completes a cycle without improving restarts, from the given starts first, then
+   whole context (``scan`` of the budget, at least two whole contexts, all of it below that;
+   one context where the stars below are paid for). Below one whole context, for ``"rho"``,
+   90% of the budget buys a *principal block* of the first context, which bounds ``rho`` from
+   below by Perron–Frobenius monotonicity (``_scan_block``): the sites of largest conditional
+   entropy, every pair among them, where one probed column shows influence spread out (masked
+   LMs), else a block grown breadth-first over probed columns (sparse, local models); the rest
+   goes to the lines of its best entries (5).
+2. *surrogate*: where the budget pays for the *star* of a site (``x`` and every ``x^{k->c}``,
+   ``1 + (n - 1)(q - 1)`` queries) and ``n - 1`` more queries, the site gets one, an additive
+   model of its scores is fitted to everything asked there, and the contexts it predicts
+   realise ``theta = 98%`` of each entry's supremum are asked, several entries per context,
+   refitting until nothing new is predicted
+   (:mod:`glauber.estimators.additive_surrogate`). Exact on models whose scores are additive
+   in the one-hot context (Ising, Potts, asymmetric Ising, Curie–Weiss, the planted token):
+   there every entry is reached to 98% with a star and ``2 (n - 1)`` queries per site.
+3. *stars* (``stars`` of the budget): an elitist evolution of one context per site ``i``,
+   scored on its whole row at once (``x``, ``x^{j->b_j}`` for every ``j``: ``n`` queries for
+   ``n - 1`` entries), mutants changing one or a few sites and some replacements;
+4. *walkers*: one coordinate-ascent walker per entry ``(i, j)``, started at the best witness
+   of its entry, holds a context ``x`` and a pair of tokens ``(a, b)`` at ``j``. A move
+   queries a grid of conditionals at site ``i`` in one batch: a *pair move* varies ``x_j``
+   over all ``q`` tokens (``q`` queries) and keeps the pair of largest TV; a *coordinate
+   move* at a site ``k`` varies ``x_k`` over all ``q`` tokens with ``x_j = a`` and with
+   ``x_j = b`` (``2 q`` queries) and moves ``x_k`` to the token of largest TV (ties broken at
+   random, so walkers cross plateaus). Walkers cycle over the sites in random order; one that
+   completes a cycle without improving restarts, from the given starts first, then
    alternately from a uniform random state and from a random change of a quarter of the sites
-   of the best witness of its entry.
+   of the best witness of its entry. (Not after a block: there the lines do better.)
+5. *lines* (what is left): one query at a time, each entry adds a new token to its line (the
+   contexts ``x^{j->c}`` at site ``i`` through its best witness ``x``), which pairs with
+   every cached point of the line; with ``n = 2`` each entry is one line, asked point by
+   point.
 
 Every pair of answered queries at one site that differ at exactly one other site is a
 candidate for its entry (a coordinate move at ``k`` also scores ``c_ik`` at two contexts), and
 ``Delta`` is read off the same pairs; the memo is read whole at the end, and at the start when
-it is shared (e.g. over a grid of temperatures: scores are tau-free). With ``target="rho"`` the
-walkers and rows moved in each round are drawn with weights from the left and right Perron
-vectors ``u``, ``v`` of the current ``C`` (``u_i v_j`` is the derivative of the spectral radius
-in ``C_ij``), which is where the certificates of Theorem 5 (corrected) are decided.
+it is shared (e.g. over a grid of temperatures: scores are tau-free, so the stars and the
+surrogates of one temperature serve the next). With ``target="rho"`` the sites starred, the
+entries covered, the walkers and rows moved and the lines extended are weighted by the left
+and right Perron vectors ``u``, ``v`` of the current ``C`` (``u_i v_j`` is the derivative of
+the spectral radius in ``C_ij``), which is where the certificates of Theorem 5 (corrected) are
+decided.
 
-Measured against the exact supremum on 200 random toy models (``benchmarks/influence_search.py``):
-at 10% of the queries of exhaustive enumeration the search reaches 95% of all but 4 of the
-9,202 non-zero exact entries (the memo then covers most distinct queries), where sampling with
-the same budget reaches 79%; at 10% of the *distinct* queries it reaches 61% (sampling: 46%).
+Measured (``benchmarks/influence_search.py``, docs/performance.md): MEASURED_TOYS
 
-The budget counts rows of :meth:`scores` calls, each distinct query once
-(:class:`~glauber.estimators.score_cache.ScoreCache`); it is never exceeded.
 """
 
 from __future__ import annotations
@@ -1238,12 +1257,13 @@ def search_influence_sweep(
     """:func:`search_influence` at each temperature, warm-started, sharing one query memo.
 
     Scores are tau-free, so one :class:`ScoreCache` serves the whole sweep: each search
-    re-reads every grid asked before (at no cost) and starts its walkers at the previous
-    temperature's witnesses. The first temperature also pays for the scan (at least two
-    contexts, ``2 n^2`` queries; below that the whole budget, one context or a principal block
-    chosen at the first temperature), which serves them all; the rest of ``budget`` is split evenly
-    over the temperatures left, and what a search leaves unused (e.g. because
-    ``stop_at_no_certificate`` ended it once ``rho_lower >= 1``) goes to the next ones.
+    re-reads every grid asked before (at no cost), refits the surrogates of the sites starred
+    before (their stars are in the memo) and starts its walkers at the previous temperature's
+    witnesses. The first temperature also pays for the scan (as in :func:`search_influence`;
+    a principal block is chosen at the first temperature), which serves them all; the rest of
+    ``budget`` is split evenly over the temperatures left, and what a search leaves unused
+    (e.g. because ``stop_at_no_certificate`` ended it once ``rho_lower >= 1``) goes to the next
+    ones.
 
     With ``focus`` (and ``stop_at_no_certificate``), sorted ``taus`` are searched for
     ``tau_no_cert``: each temperature may spend all the budget left, until the first one where
@@ -1256,7 +1276,8 @@ def search_influence_sweep(
     taus : sequence of float
         Temperatures, searched in increasing order.
     budget : int
-        Most rows sent to the model over the whole sweep.
+        Most distinct conditional queries sent to the model over the whole sweep, at most the
+        ``n q^(n-1)`` that tabulate it.
     focus : bool
         Spend the budget at the frontier (see above).
     starts, seed, batch_size, target, scan, stars, stop_at_no_certificate
@@ -1271,7 +1292,8 @@ def search_influence_sweep(
     Raises
     ------
     InvalidParameterError
-        If ``taus`` is empty or ``budget`` < 1 (and see :func:`search_influence`).
+        If ``taus`` is empty, ``budget`` < 1 or above a tabulation (and see
+        :func:`search_influence`).
     """
     taus = sorted(check_tau(t) for t in taus)
     if not taus:
