@@ -69,3 +69,15 @@ def test_useful_trap_bound_is_proved_without_a_vacuous_mark():
 def test_legend_names_every_label():
     for label in ("[held; RIGOROUS]", "[held; not rigorous]", "[not held;", "(vacuous)"):
         assert label in LEGEND
+
+
+def test_searched_budget_is_capped_at_a_tabulation_and_reported_as_its_fraction():
+    # 6 x 2^5 = 192 distinct queries tabulate the 6-cycle: the default search budget (2,000)
+    # is capped there (at a tabulation the exact value is known), and the model section says
+    # how many distinct queries the search asked and which fraction of the table that is.
+    cert = certify(IsingModel(nx.cycle_graph(6)), 1.0, exhaustive=False, exact=False, **SMALL)
+    assert cert.settings.search_budget == 192
+    r = cert.influence
+    assert r.searched and 0 < r.queries <= 192 and r.query_fraction == r.queries / 192
+    assert (f"searched: {r.queries:,} distinct queries ({100 * r.query_fraction:.3g}% of the "
+            "n q^(n-1) that tabulate the model)") in format_certificate(cert)
