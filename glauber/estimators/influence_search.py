@@ -56,7 +56,8 @@ The search runs in phases over one query memo (docs/theory.md, Definition 2):
 5. *lines* (what is left): one query at a time, each entry adds a new token to its line (the
    contexts ``x^{j->c}`` at site ``i`` through its best witness ``x``), which pairs with
    every cached point of the line; with ``n = 2`` each entry is one line, asked point by
-   point.
+   point. When every line is complete, the rows left go to queries never asked, drawn at
+   random (all of them when they fit: the memo then gives the exact suprema).
 
 Every pair of answered queries at one site that differ at exactly one other site is a
 candidate for its entry (a coordinate move at ``k`` also scores ``c_ik`` at two contexts), and
@@ -112,6 +113,8 @@ _MIN_ROUND = 16
 _BLOCK_SHARE = 0.9
 #: Most floats one grid evaluation holds at once (pairs x vocabulary), per chunk of walkers.
 _CHUNK_FLOATS = 1 << 24
+#: Most distinct queries ``n q^(n-1)`` enumerated to find the unasked ones (else drawn).
+_ENUMERATE_QUERIES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -661,6 +664,7 @@ def _search(cache: ScoreCache, tau: float, budget: int, starts: Any, restarts: i
     if restarts is None and not (stop and rho_lower_bound(best_c.value,
                                                           _tolerance(cache, tau)) >= 1):
         _fill(cache, budget - (cache.queries - used0), batch_size, target, rng, best_c)
+        _ask_unasked(cache, budget - (cache.queries - used0), batch_size, rng)
     _harvest_cache(cache, tau, best_c, best_d)  # pairs formed across grids, too
     return _result(tau, best_c, best_d, cache, cache.queries - used0, budget, target, rounds,
                    local_searches)
@@ -690,7 +694,7 @@ def _walk(cache: ScoreCache, tau: float, budget: int, starts: np.ndarray,
             break
         walkers.restart(chosen[~walkers.active[chosen]], starts, best_c)
         moves = _fit(cache, _moves(walkers, chosen), left)
-        if not moves:
+        if not moves:  # no move's new queries fit in what is left: the lines take the rest
             break
         before = cache.queries
         for grid, _, _ in moves:
@@ -858,6 +862,36 @@ def _fill(cache: ScoreCache, budget: int, batch_size: int, target: str,
             sites.append(ii[e])
         if states:
             cache.fetch(np.array(states), np.array(sites), batch_size)
+
+
+def _ask_unasked(cache: ScoreCache, left: int, batch_size: int,
+                 rng: np.random.Generator) -> None:
+    """Spend ``left`` rows on queries the cache has never asked, drawn uniformly at random.
+
+    Once every line of :func:`_fill` is complete, the budget left still buys new
+    information: each new query pairs with the cached ones that differ from it at one site
+    (the final harvest reads them). Where the ``n q^(n-1)``
+    distinct queries number at most :data:`_ENUMERATE_QUERIES` they are enumerated, so a
+    budget that covers every unasked query asks them all (the harvest is then Definition 2's
+    supremum itself); above that, uniform draws are almost surely new.
+    """
+    n, q = cache.n, cache.q
+    if left <= 0:
+        return
+    if q ** (n - 1) * n <= _ENUMERATE_QUERIES:
+        rest = np.array(np.meshgrid(*[np.arange(q)] * (n - 1), indexing="ij")).reshape(n - 1, -1).T
+        states = np.concatenate([np.insert(rest, i, 0, axis=1) for i in range(n)])
+        sites = np.repeat(np.arange(n), len(rest))
+    else:
+        states = rng.integers(q, size=(2 * left, n))
+        sites = rng.integers(n, size=2 * left)
+    keys = cache.keys(states, sites)
+    first = {key: r for r, key in reversed(list(enumerate(keys)))}  # one row per distinct key
+    unasked = np.array([first[key] for key in cache.new_keys(keys, set())], dtype=np.int64)
+    unasked = np.sort(rng.permutation(unasked)[:left])
+    if unasked.size:
+        cache.fetch(states[unasked], sites[unasked], batch_size,
+                    keys=[keys[r] for r in unasked.tolist()])
 
 
 def _scan_rows(budget: int, scan: float, n: int) -> int:
