@@ -81,6 +81,8 @@ FRACTIONS = (0.01, 0.03, 0.1)
 #: Largest vocabulary of a restricted window (its base must stay within 2^16 states).
 RESTRICTED_MAX_Q = 16
 METHODS = ("search", "uniform_queries", "uniform_stars")
+#: Models drawn per family: 25 x the 8 families = 200 models.
+MODELS_PER_FAMILY = 25
 
 
 def draw_models(family: str, count: int, seed: int = 0) -> list:
@@ -266,7 +268,8 @@ def groups(per_model: list[dict], fraction: float) -> dict[str, list[dict]]:
     return {label: ms for label, ms in parts if ms}
 
 
-def run(models_per_family: int = 200, seed: int = 0, fractions: Sequence[float] = FRACTIONS,
+def run(models_per_family: int = MODELS_PER_FAMILY, seed: int = 0,
+        fractions: Sequence[float] = FRACTIONS,
         families: Sequence[str] | None = None) -> dict:
     """Search vs uniform sampling on ``models_per_family`` models of every family; returns the
     per-model results, the summaries by group and budget, and summary ``rows``."""
@@ -327,7 +330,8 @@ def print_tables(result: dict) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", type=int, default=200, help="models per family")
+    parser.add_argument("--models", type=int, default=MODELS_PER_FAMILY,
+                        help="models per family (default %(default)s)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--families", help="comma-separated families (default: all)")
     parser.add_argument("--fractions", default=",".join(str(f) for f in FRACTIONS),

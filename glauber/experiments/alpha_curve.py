@@ -21,10 +21,11 @@ import numpy as np
 
 from glauber.core.arrays import to_numpy
 from glauber.core.conditionals import enumerable
+from glauber.core.enumeration import table_queries
 from glauber.core.io import atomic_write_text
 from glauber.core.validation import check_eps, check_nonnegative_int
 from glauber.estimators.influence import influence
-from glauber.estimators.influence_search import check_budget, search_influence_sweep
+from glauber.estimators.influence_search import search_influence_sweep
 from glauber.estimators.influence_threshold import rho_lower_bound, tau_no_cert
 from glauber.estimators.witnesses import witness_tolerance
 from glauber.experiments.checkpoint import ResultsLog, dumps
@@ -94,7 +95,6 @@ def alpha_cell(cell: dict) -> dict:
     and the exact worst-start ``t_mix`` from that one table.
     """
     from glauber.exact.chain import ExactChain
-    from glauber.exact.score_table import table_queries
     from glauber.models import EXACT_WINDOW_MAX_STATES
 
     base = get_model(cell["model"], cell["n"], cell["device"])
@@ -246,9 +246,10 @@ def alpha_curve(
         Target distance of the certificates.
     search_budget : int
         When > 0, also search the influence over the grid with this many distinct conditional
-        queries in all (at most the ``n q^(n-1)`` that tabulate the model) and report
-        ``tau_no_cert`` (see :func:`no_certificate_thresholds`). The result holds
-        ``search_queries`` and ``search_fraction`` (of the tabulation).
+        queries in all, capped at the ``n q^(n-1)`` that tabulate the model (there the exact
+        suprema are known; the config holds the budget used), and report ``tau_no_cert``
+        (see :func:`no_certificate_thresholds`). The result holds ``search_queries`` and
+        ``search_fraction`` (of the tabulation).
 
     Returns
     -------
@@ -276,8 +277,9 @@ def alpha_curve(
               "contexts": contexts, "replacements": replacements, "seed": int(seed),
               "eps": float(eps), "max_states": int(max_states), "exact": bool(exact)}
     if search_budget:
-        config["search_budget"] = check_budget(positive_budget(search_budget, "search_budget"),
-                                               n, int(resolved.q), "--search-budget")
+        # capped as certify caps it: at a tabulation the exact suprema are known
+        config["search_budget"] = min(positive_budget(search_budget, "search-budget"),
+                                      table_queries(n, int(resolved.q)))
     with OutputFolder(out, "alpha-curve", config, OUTPUTS, "alpha_curve.jsonl", command):
         log = ResultsLog(out / "alpha_curve.jsonl", config, command)
         cell = dict(config, key=model, device=device)
