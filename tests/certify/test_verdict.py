@@ -29,7 +29,7 @@ from glauber.certify.verdict import CATEGORIES, LEGEND, WIDTH, verdict_answers, 
 from glauber.core.restrict import RestrictedModel
 from glauber.exact import ExactChain
 from glauber.models import resolve_model
-from glauber.toy_models import IsingModel, PlantedBasinModel
+from glauber.toy_models import IsingModel
 
 SMALL = dict(n_rectangles=5, budget=5, n_pairs=1)
 DATA = Path(__file__).parent / "data"
@@ -246,6 +246,13 @@ def test_first_ten_lines_of_the_command_answer_the_newcomer(tmp_path, capsys, mo
     assert saved.source.command.startswith("glauber certify --model curie-weiss")
 
 
-from glauber.certify import certify, format_certificate
-from glauber.certify.render import LEGEND, verdict_lines
-from glauber.toy_models import IsingModel, PlantedBasinModel
+def test_searched_budget_is_capped_at_a_tabulation_and_reported_as_its_fraction():
+    # 6 x 2^5 = 192 distinct queries tabulate the 6-cycle: the default search budget (2,000)
+    # is capped there (at a tabulation the exact value is known), and the model section says
+    # how many distinct queries the search asked and which fraction of the table that is.
+    cert = certify(IsingModel(nx.cycle_graph(6)), 1.0, exhaustive=False, exact=False, **SMALL)
+    assert cert.settings.search_budget == 192
+    r = cert.influence
+    assert r.searched and 0 < r.queries <= 192 and r.query_fraction == r.queries / 192
+    assert (f"searched: {r.queries:,} distinct queries ({100 * r.query_fraction:.3g}% of the "
+            "n q^(n-1) that tabulate the model)") in format_certificate(cert)
