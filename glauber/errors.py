@@ -161,6 +161,10 @@ class MissingDependencyError(GlauberError, ImportError):
     """An optional package needed for this feature is not installed."""
 
 
+#: Errors a user fixes by changing the command line (the ``glauber`` command's exit code 2).
+USAGE_ERRORS = (GlauberInputError, ResumeMismatchError, MissingDependencyError)
+
+
 __all__ = [
     "BracketOnlyError",
     "EstimateOnlyError",
@@ -193,4 +197,5 @@ __all__ = [
     "UnderflowError",
     "PrecisionWarning",
     "MissingDependencyError",
+    "USAGE_ERRORS",
 ]
