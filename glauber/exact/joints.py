@@ -243,7 +243,8 @@ class JointsResult(JsonResult):
         ``max |log F(q) - log q|`` at the Arnold-Gokhale joint returned (its fixed-point
         residual).
     notes : tuple of str
-        What could not be computed exactly (NaN entries), e.g. a Glauber law that underflows.
+        What could not be computed exactly: a Glauber law that underflows (its NaN entries), an
+        Arnold-Gokhale iteration stopped before ``ag_tol`` (its row is the last iterate).
     """
 
     tau: float
@@ -328,6 +329,9 @@ def _joints(chain: Any, pivot: Sequence[int] | None, ag_tol: float, ag_max_iter:
     if notes:  # the Glauber law is known to absolute accuracy only: no logs of its tiny entries
         mean_d[0] = max_d[0] = kls[0] = np.nan
         div[[k for k, pair in enumerate(pairs) if "glauber" in pair], :2] = np.nan
+    if not change <= ag_tol:  # reported as it stands, said to be an iterate, not the fixed point
+        notes = [*notes, f"ag: not converged after {iters} maps (fixed-point residual "
+                         f"{change:.2g} > {ag_tol:g}); its row is the last iterate"]
     bound = chain.rectangles().max_abs_delta / 4 if rectangles and n >= 2 else float("nan")
     return JointsResult(
         tau=chain.tau, names=JOINTS, log_joints=laws,

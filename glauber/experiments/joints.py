@@ -205,6 +205,10 @@ def joints_markdown(folder: Path = DATA) -> str:
                 + " / ".join(_g(v) for v in row["mean_abs_delta"]) + " | "
                 + " / ".join(_g(v) for v in row["kl_model_joint"]) + " | "
                 + " / ".join(_g(v) for v in to_g) + f" | {close} |")
+    notes = [f"{d['label']} at tau = {row['tau']:g}: {note}" for d in data for row in d["rows"]
+             for note in row["notes"]]
+    if notes:
+        out += ["", "Notes: " + "; ".join(notes) + "."]
     out += ["", _joints_findings(data), "",
             f"Data: `docs/data/joints/` (`glauber.experiments.joints.section_data`); refresh: "
             f"`{COMMAND}` (a model already there is skipped); one window: `glauber joints "

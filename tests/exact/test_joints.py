@@ -60,7 +60,11 @@ def test_a_compatible_family_is_every_construction_s_fixed_point(model, tau):
     # the joint is a fixed point of the Arnold-Gokhale map; the iteration reaches it in TV (its
     # slow contraction along states of tiny mass leaves their logs less accurate)
     assert np.abs(ag_map(chain.log_conditionals())(g) - g).max() < 1e-9
-    assert res.ag_change < 1e-10 and divergences(g, res.log_joints[JOINTS.index("ag")])[2] < 1e-6
+    if res.ag_change < 1e-10:
+        assert not res.notes
+        assert divergences(g, res.log_joints[JOINTS.index("ag")])[2] < 1e-6
+    else:  # the iteration can stall on peaked joints (see the counterexample below): said so
+        assert res.notes and res.notes[-1].startswith("ag: not converged")
     pivot = chain.states()[-1]  # any pivot, not only the mode
     assert divergences(g, hcb_log_joint(chain.log_conditionals(), chain.states(), pivot))[2] < 1e-9
 
@@ -154,6 +158,20 @@ def test_accelerated_arnold_gokhale_is_the_plain_iteration_s_fixed_point(model, 
     fast, evals, residual = ag_log_joint(lp)
     if residual < 1e-10 and done:
         assert 0.5 * np.abs(np.exp(fast) - np.exp(plain)).sum() < 1e-8
+
+
+def test_a_stalled_arnold_gokhale_iteration_is_said_to_be_an_iterate():
+    # Counterexample found by the property above (CI, Hypothesis): a compatible random joint,
+    # n = 2, q = 8, scale 2, at tau = 0.305 is peaked enough that 2,000 accelerated maps leave a
+    # fixed-point residual of about 1e-4: the Arnold-Gokhale row is then not the fixed point.
+    from glauber.toy_models import parse_toy_spec
+
+    chain = ExactChain(parse_toy_spec("random-joint:n=2,q=8,seed=181660,scale=2.0"),
+                       0.3049827687110593)
+    res = joints(chain, rectangles=False)
+    assert res.ag_change > 1e-10 and res.ag_iterations == 2000
+    assert len(res.notes) == 1 and res.notes[0].startswith("ag: not converged after 2000 maps")
+    assert not np.isnan(res.mean_abs_delta[0])  # the Glauber law is untouched by that note
 
 
 def test_conditional_kl_from_its_definition():
