@@ -99,8 +99,9 @@ class ExactChain:
         ``"mh:logits"`` (see :mod:`glauber.core.kernel_spec`). Everything below is computed
         for that kernel; the influence, oscillation, margins and rectangles describe the
         model's conditionals whatever the kernel.
-    epsilon : float
-        Probability of a uniform redraw at each site update, in ``[0, 1]``.
+    epsilon : float, optional
+        Probability of a uniform redraw at each site update, in ``[0, 1]`` (default: 0, or the
+        ``epsilon`` of a ``KernelSpec``).
 
     Raises
     ------
@@ -130,8 +131,8 @@ class ExactChain:
     3
     """
 
-    def __new__(cls, *args: Any, kernel: str | KernelSpec = "random", epsilon: float = 0.0,
-                **kwargs: Any) -> "ExactChain":
+    def __new__(cls, *args: Any, kernel: str | KernelSpec = "random",
+                epsilon: float | None = None, **kwargs: Any) -> "ExactChain":
         if cls is ExactChain and check_kernel(kernel, epsilon).scan != "random":
             from glauber.exact.scan_chain import ScanChain
 
@@ -148,7 +149,7 @@ class ExactChain:
         progress: Callable[[int, int], Any] | None = None,
         *,
         kernel: str | KernelSpec = "random",
-        epsilon: float = 0.0,
+        epsilon: float | None = None,
     ) -> None:
         self.kernel = check_kernel(kernel, epsilon)
         self.tau = check_tau(tau)
