@@ -127,12 +127,40 @@ def scaled_log_conditionals(
     return _scaled_log_conditionals(model, states, sites, tau, True, True)
 
 
+def scores_and_log_conditionals(
+    model: ConditionalModel, states: Any, sites: Any, tau: float, check_finite: bool = True
+) -> tuple[Any, Any]:
+    """The scores at ``tau = 1`` and :func:`log_conditionals` at ``tau``, from one model call.
+
+    A Metropolis-Hastings step needs both (its proposal at ``tau``, its energy from the scores
+    at ``tau = 1``; :mod:`glauber.estimators.kernel_steps`).
+
+    Returns
+    -------
+    (scores, log_p)
+        Both ``[B, q]`` in the model's array library (``scores`` as the model returned them).
+
+    Raises
+    ------
+    InvalidTemperatureError, NonFiniteScoresError
+        As :func:`log_conditionals`.
+    """
+    tau = check_tau(tau)
+    s = model.scores(states, sites)
+    return s, _from_scores(model, s, tau, check_finite, False)[0]
+
+
 def _scaled_log_conditionals(
     model: ConditionalModel, states: Any, sites: Any, tau: float, check_finite: bool,
     want_scale: bool,
 ) -> tuple[Any, np.ndarray | None, str]:
     tau = check_tau(tau)
-    s = model.scores(states, sites)
+    return _from_scores(model, model.scores(states, sites), tau, check_finite, want_scale)
+
+
+def _from_scores(
+    model: ConditionalModel, s: Any, tau: float, check_finite: bool, want_scale: bool
+) -> tuple[Any, np.ndarray | None, str]:
     name = getattr(model, "name", type(model).__name__)
     if check_finite and not all_finite(s):
         raise NonFiniteScoresError(
@@ -280,5 +308,6 @@ __all__ = [
     "iter_scaled_log_conditionals",
     "log_conditionals",
     "scaled_log_conditionals",
+    "scores_and_log_conditionals",
     "trusted_inputs",
 ]
