@@ -232,6 +232,9 @@ class ChainsResult(JsonResult):
         The annealing schedule (``tau`` is then the temperature of the last step).
     acceptance : AcceptanceResult or None
         Metropolis-Hastings acceptance per site and overall (None for Gibbs kernels).
+    final_energy : ndarray of float, shape (B,), or None
+        The Metropolis-Hastings energy ``E`` of each final state, over the free sites (the
+        cached value the last acceptance used; None for Gibbs kernels).
     """
 
     final_states: np.ndarray
@@ -244,6 +247,7 @@ class ChainsResult(JsonResult):
     kernel: dict | None = None
     schedule: dict | None = None
     acceptance: Any = None
+    final_energy: np.ndarray | None = None
 
 
 def glauber_chains(
@@ -379,6 +383,7 @@ def glauber_chains(
         kernel=spec.to_dict(),
         schedule=None if schedule is None else schedule.to_dict(),
         acceptance=stepper.acceptance(),
+        final_energy=None if stepper.energy is None else to_numpy(stepper.energy),
     )
 
 
