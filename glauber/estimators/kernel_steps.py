@@ -132,6 +132,12 @@ class KernelStepper:
         r = like(states, np.arange(lo, hi))
         return states[r // self.m], self.free_arr[r % self.m]
 
+    def keep_pairs(self, index: Any) -> None:
+        """Keep only the pairs ``index`` (paired batches; the cached energies follow)."""
+        if self.energy is not None:
+            P = int(self.energy.shape[0]) // 2
+            self.energy = concat([self.energy[:P][index], self.energy[P:][index]])
+
     # ------------------------------------------------------------------------------ steps
     def step(self, states: Any, tau: float) -> Any:
         """One step of the kernel at temperature ``tau`` (``states`` updated in place)."""

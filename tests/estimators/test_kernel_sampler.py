@@ -210,3 +210,46 @@ def test_pll_queries_are_sub_batched_and_built_lazily() -> None:
     assert peak < 16 * 2**20
     log_p = weights - np.logaddexp.reduce(weights, axis=1, keepdims=True)
     np.testing.assert_allclose(pll, log_p[np.arange(n), xs].sum(axis=1), rtol=1e-12)
+
+
+# ------------------------------------------------------------------------------ coupled pairs
+@pytest.mark.parametrize("kernel", ["sweep", "shuffled", "mh:pll", "mh:logits"])
+def test_coupled_pairs_have_the_kernel_as_marginals(kernel) -> None:
+    """Each chain of a coupled pair runs the kernel (its law after t steps is start P^t), and a
+    pair that starts together stays together."""
+    from glauber.estimators.kernel_steps import KernelStepper
+    from glauber.estimators.sampler import FiniteGuard
+
+    toy = table_model(3, 2, seed=12, scale=1.5)
+    tau, t = 0.9, 2
+    chain = ExactChain(toy, tau, kernel=kernel)
+    law_x = np.zeros(8)
+    law_x[0] = 1.0
+    law_y = np.zeros(8)
+    law_y[7] = 1.0
+    for _ in range(t):
+        law_x, law_y = chain.step_law(law_x), chain.step_law(law_y)
+    P = CHAINS
+    x = np.concatenate([np.zeros((P, 3), dtype=np.int64), np.ones((P, 3), dtype=np.int64)])
+    stepper = KernelStepper(toy, chain.kernel, np.arange(3), x, np.random.default_rng(0), 4096,
+                            FiniteGuard(toy), paired=True)
+    for _ in range(t):
+        stepper.step(x, tau)
+    assert _chi_square_ok(_law(x[:P], 2), law_x) and _chi_square_ok(_law(x[P:], 2), law_y)
+    same = np.zeros((2 * 50, 3), dtype=np.int64)
+    same[:, 1] = 1
+    stepper = KernelStepper(toy, chain.kernel, np.arange(3), same, np.random.default_rng(1), 4096,
+                            FiniteGuard(toy), paired=True)
+    for _ in range(5):
+        stepper.step(same, tau)
+    assert (same[:50] == same[50:]).all()
+
+
+def test_coupling_time_runs_every_kernel() -> None:
+    from glauber.estimators import coupling_time
+
+    toy = table_model(3, 2, seed=2, scale=0.5)
+    x0, y0 = np.zeros((6, 3), dtype=np.int64), np.ones((6, 3), dtype=np.int64)
+    for kernel in ("sweep", "shuffled", "mh:pll"):
+        res = coupling_time(toy, 2.0, x0, y0, 200, seed=0, kernel=kernel, epsilon=0.1)
+        assert res.n_censored == 0  # a fast chain: every pair meets well within the budget
