@@ -31,6 +31,7 @@ from glauber.errors import (
 
 COMMANDS = (
     "verify", "certify", "recheck", "phase_diagram", "alpha_curve", "trajectory", "compare",
+    "pll",
 )
 
 #: Exit codes of the ``glauber`` command.

@@ -37,6 +37,7 @@ from glauber.estimators.drift import DriftResult
 from glauber.estimators.influence import InfluenceResult
 from glauber.estimators.margins import MarginsResult
 from glauber.estimators.rectangle import RectangleTestResult
+from glauber.exact.kernel_summary import KernelSummary
 from glauber.exact.rectangles import RectangleSummary
 from glauber.theory.contraction import ContractionCertificate
 
@@ -228,6 +229,9 @@ class Certificate:
         Exact values of a small chain, when computed.
     exact_note : str
         Why ``exact`` is or is not there.
+    kernel : KernelSummary or None
+        The exact values of another kernel (``glauber certify --kernel``) on an exact chain;
+        the claims above are about the paper's kernel.
     source : Source or None
         How to rebuild the model (set by the ``glauber certify`` command; None for a model
         passed from Python).
@@ -257,6 +261,7 @@ class Certificate:
     exact: ExactValues | None = None
     exact_note: str = ""
     source: Source | None = None
+    kernel: KernelSummary | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe nested dict (arrays and tuples as lists, ``inf`` as ``"inf"``)."""

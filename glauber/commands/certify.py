@@ -17,7 +17,9 @@ from pathlib import Path
 from tqdm import tqdm
 
 from glauber.certify import Source, certify, format_certificate
+from glauber.commands.kernel_options import add_kernel_arguments, kernel_from
 from glauber.core.io import atomic_write_text, check_output_path
+from glauber.core.kernel_spec import KernelSpec, Schedule
 from glauber.core.validation import (
     check_eps,
     check_nonnegative_int,
@@ -25,6 +27,8 @@ from glauber.core.validation import (
     check_tau,
 )
 from glauber.errors import InvalidParameterError
+from glauber.exact.chain import ExactChain
+from glauber.exact.kernel_summary import KernelSummary, kernel_summary
 from glauber.models import (
     DEFAULT_MLM_LENGTH,
     EXACT_WINDOW_MAX_STATES,
@@ -103,6 +107,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "%(default)s)")
     parser.add_argument("--batch-size", type=int, default=DEFAULTS["batch_size"],
                         help="most conditionals per model call (default %(default)s)")
+    add_kernel_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -110,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
     """Certify the model; print the table; write the JSON. Returns the exit code."""
     tau = check_tau(args.tau)
     eps = check_eps(args.eps)
+    kernel, schedule = kernel_from(args)
     seed = check_nonnegative_int(args.seed, "--seed")
     sizes = {
         flag: check_positive_int(getattr(args, flag.replace("-", "_")), f"--{flag}")
@@ -141,10 +147,53 @@ def run(args: argparse.Namespace) -> int:
         timings=dataclasses.replace(cert.timings, load=load),
         source=Source(spec=spec, length=args.length, dtype=args.dtype, autocast=args.autocast),
     )
+    if not kernel.is_plain or schedule is not None:
+        cert = dataclasses.replace(cert, kernel=_kernel_values(model, tau, eps, kernel, schedule,
+                                                               cert.exact is not None))
     print(format_certificate(cert))
+    print(_kernel_lines(kernel, cert.kernel, eps))
     if args.json is not None:
         atomic_write_text(args.json, cert.to_json() + "\n")
     return 0
+
+
+def _kernel_values(model, tau: float, eps: float, kernel: KernelSpec,
+                   schedule: Schedule | None, exact: bool) -> KernelSummary | None:
+    """The chosen kernel's exact values where the certificate has an exact chain, else None."""
+    if not exact:
+        return None
+    chain = ExactChain(model, tau, kernel=kernel)
+    return kernel_summary(chain, eps, anneal=schedule)
+
+
+def _kernel_lines(kernel: KernelSpec, values: KernelSummary | None, eps: float) -> str:
+    """The kernel block printed after the certificate."""
+    if values is None:
+        return "" if kernel.is_plain else (
+            f"\nkernel {kernel.label}: exact values need an exact chain (a toy or a window "
+            "with --sites); the claims above are about the paper's random scan")
+    tmix = (f"{values.tmix}" if values.tmix is not None
+            else f"in [{values.tmix_lower}, {values.tmix_upper}]")
+    lines = [
+        f"\nkernel {kernel.label} at tau = {values.tau:g} (exact; the claims above are about "
+        "the paper's random scan)",
+        f"  t_mix({eps:g}) = {tmix} steps, absolute gap "
+        f"{values.absolute_gap if values.absolute_gap is None else f'{values.absolute_gap:.4g}'}",
+        f"  stationary mode {list(values.mode_state)} with mass {values.mode_mass:.4g}",
+        f"  TV to the paper's kernel's law {_num(values.tv_to_random_scan)}, to the PLL target "
+        f"{_num(values.tv_to_pll_target)}, to the logits target {_num(values.tv_to_logits_target)}",
+    ]
+    if values.acceptance is not None:
+        lines.append(f"  Metropolis-Hastings acceptance at stationarity {values.acceptance:.4g}")
+    if values.anneal is not None:
+        lines.append(f"  after the schedule {values.anneal['schedule']}: worst-start TV to the "
+                     f"final temperature's law {values.anneal['tv_worst_start']:.4g}")
+    lines.extend(f"  note: {note}" for note in values.notes)
+    return "\n".join(lines)
+
+
+def _num(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4g}"
 
 
 __all__ = [

@@ -13,6 +13,7 @@ ones (use :func:`mixing_time`, whose squaring keeps tiny transition probabilitie
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import mpmath
@@ -288,10 +289,34 @@ def relaxation_time(
     return float(np.inf) if gap <= 0.0 else 1.0 / gap
 
 
+def spectral_tmix_lower_bound(gap: float | None, eps: float) -> int:
+    """A lower bound on the worst-start ``t_mix(eps)`` from the absolute spectral gap.
+
+    For any eigenvalue ``lambda != 1`` of ``P``, reversible or not, ``d(t) >= |lambda|^t / 2``
+    (LPW 2nd ed., Theorem 12.5, first part: its proof uses only an eigenfunction of mean zero),
+    so ``d(t) > eps`` for every ``t < T = log(2 eps) / log(1 - gap)`` (``1 - gap = max |lambda|``)
+    and ``t_mix(eps) >= ceil(T)``. The gap's own error (the eigensolver's, below 1e-9 relative
+    above the floor where a gap is reported at all) is absorbed by shrinking ``T`` by a factor
+    ``1 - 1e-6``; no gap gives 0.
+
+    Examples
+    --------
+    >>> spectral_tmix_lower_bound(0.5, 0.25)  # d(t) >= 2^-t / 2 > 1/4 for t < 1
+    1
+    >>> spectral_tmix_lower_bound(1e-3, 0.25)  # log 2 / -log(0.999) = 692.8
+    693
+    """
+    if gap is None or not 0.0 < gap < 1.0 or not 0.0 < eps < 0.5:
+        return 0
+    t = math.log(2.0 * eps) / math.log1p(-gap)
+    return max(0, math.ceil(t * (1.0 - 1e-6)))
+
+
 __all__ = [
     "SPARSE_GAP_FLOOR",
     "absolute_spectral_gap",
     "sparse_absolute_spectral_gap",
     "relaxation_time",
     "spectral_gap",
+    "spectral_tmix_lower_bound",
 ]
