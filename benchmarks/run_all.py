@@ -24,6 +24,7 @@ from benchmarks import (
     influence_search,
     influence_search_large,
     memory,
+    mh_pll,
     sampler,
 )
 from benchmarks.measure import machine_info
@@ -43,6 +44,7 @@ BENCHMARKS: dict[str, tuple[Callable[[], dict], str]] = {
     "influence_search_large": (influence_search_large.run,
                                "python benchmarks/influence_search_large.py"),
     "exact_window": (exact_window.run, "python benchmarks/exact_window.py"),
+    "mh_pll": (mh_pll.run, "python benchmarks/mh_pll.py"),
 }
 
 

@@ -582,8 +582,9 @@ class ExactChain:
     def factored(self) -> bool:
         """Whether ``t_mix`` and ``d(t)`` go through the chain's ``n q^(n-1)``-class factor by
         default (numpy; :func:`~glauber.exact.factored.factorable`): exact at any ``t``,
-        with no step limit (:mod:`~glauber.exact.factored`)."""
-        return factorable(self.n, self.q)
+        with no step limit (:mod:`~glauber.exact.factored`); never for Metropolis-Hastings
+        updates, whose site laws depend on the site's own token."""
+        return factorable(self.n, self.q) and not self.kernel.metropolis
 
     def _mixing_matrix(self, method: str, backend: str = "numpy") -> Any:
         """The kernel from the conditionals

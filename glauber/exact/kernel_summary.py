@@ -29,6 +29,7 @@ from glauber.errors import (
     StepLimitError,
 )
 from glauber.exact.chain import ExactChain
+from glauber.exact.mixing import MAX_DENSE_STATES
 from glauber.exact.spectral import spectral_tmix_lower_bound
 
 #: Steps after which ``t_mix`` stops stepping every start (chains that neither square nor
@@ -119,6 +120,8 @@ def kernel_summary(chain: ExactChain, eps: float = 0.25,
     gap = attempt("spectral gap", chain.absolute_spectral_gap)
     lower = [spectral_tmix_lower_bound(gap, eps)]
     try:
+        if lower[0] > max_steps and _steps(chain):  # stepping could not reach it: not tried
+            raise StepLimitError("beyond the spectral lower bound", max_steps)
         tmix = int(chain.mixing_time(eps, max_steps=max_steps))
     except StepLimitError as exc:
         tmix = None
@@ -152,6 +155,11 @@ def kernel_summary(chain: ExactChain, eps: float = 0.25,
             "annealed distance", lambda: _annealed(chain, parse_schedule(anneal))),
         notes=tuple(notes),
     )
+
+
+def _steps(chain: ExactChain) -> bool:
+    """Whether ``t_mix`` would step every start (neither squaring nor a factor applies)."""
+    return chain.num_states > MAX_DENSE_STATES and not chain.factored
 
 
 def _sibling(chain: ExactChain, kernel: str, epsilon: float) -> ExactChain:
