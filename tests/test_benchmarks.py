@@ -240,3 +240,13 @@ def test_exact_window_benchmark_smoke():
         assert r["t_mix"] == chain.mixing_time(0.25)
         assert r["absolute_gap"] == pytest.approx(chain.absolute_spectral_gap(), abs=1e-9)
     _check_rows(res["rows"])
+
+
+def test_mh_pll_benchmark_smoke():
+    """The MH / PLL benchmark at toy sizes: both rows, rates positive, acceptance a rate."""
+    from benchmarks import mh_pll
+
+    out = mh_pll.run(n=10, chains=2, plain_steps=2, mh_steps=1, pll_sequences=2)
+    _check_rows(out["rows"])
+    assert all(r["measured"] > 0 and r["baseline"] > 0 for r in out["rows"])
+    assert 0.0 <= out["acceptance"]["overall"] <= 1.0

@@ -71,7 +71,7 @@ def window_model(label: str) -> Any:
 
 
 def exact_item(label: str, kernels: Sequence[str] = KERNELS, taus: Sequence[float] = TAUS,
-               cap: int = TMIX_CAP) -> dict:
+               cap: int = TMIX_CAP, log: Callable[[str], Any] = print) -> dict:
     """Every kernel at every temperature on one window or toy (one score table)."""
     from glauber.exact.chain import ExactChain
     from glauber.exact.kernel_summary import kernel_summary
@@ -91,6 +91,7 @@ def exact_item(label: str, kernels: Sequence[str] = KERNELS, taus: Sequence[floa
             summary["seconds"] = round(time.perf_counter() - t0, 2)
             summary["mode_text"] = _text(model, summary["mode_state"])
             rows.append(summary)
+            log(f"  {label}: {kernel} at tau = {tau:g}: {summary['seconds']} s")
     return {"label": label, "kind": "mlm" if label in WINDOWS else "toy",
             "spec": list(WINDOWS.get(label, (label,))), "states": int(base.num_states),
             "table_seconds": round(build, 1), "rows": rows}
@@ -236,7 +237,7 @@ def run(out: Path, parts: Sequence[str], log: Callable[[str], Any] = print) -> N
     for part in parts:
         if part in ("windows", "toys"):
             labels = list(WINDOWS) if part == "windows" else list(TOYS)
-            _run_items(out / "exact.json", labels, exact_item, log)
+            _run_items(out / "exact.json", labels, lambda label: exact_item(label, log=log), log)
         elif part == "acceptance":
             _run_items(out / "acceptance.json", list(FULL_CHAINS), acceptance_item, log)
         else:
@@ -256,6 +257,7 @@ def _run_items(path: Path, labels: Sequence[str], compute: Callable[[str], dict]
         data["items"].append(compute(label))
         write_json_atomic(path, data)
         log(f"{label}: {time.perf_counter() - start:.0f} s")
+        sys.stdout.flush()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
