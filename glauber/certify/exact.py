@@ -16,16 +16,10 @@ import math
 import numpy as np
 
 from glauber.certify.certificate import ExactValues
-from glauber.errors import (
-    ConvergenceError,
-    NonPositiveConditionalError,
-    PrecisionError,
-    StateSpaceTooLargeError,
-    StepLimitError,
-    UnderflowError,
-)
+from glauber.errors import StepLimitError
 from glauber.exact.chain import ExactChain
 from glauber.exact.spectral import spectral_tmix_lower_bound
+from glauber.exact.unavailable import Attempts
 from glauber.theory.contraction import certify_contraction
 from glauber.theory.escape import theorem8_escape_bound
 
@@ -38,9 +32,6 @@ EXACT_MAX_STATES = 8192
 #: stepped chain would otherwise step for hours; beyond the limit ``tmix`` is None and
 #: ``tmix_lower`` bounds it from below.
 EXACT_TMIX_MAX_STEPS = 500
-#: What a quantity that cannot be computed raises; it is then reported missing, with the reason.
-_UNAVAILABLE = (ConvergenceError, NonPositiveConditionalError, PrecisionError,
-                StateSpaceTooLargeError, UnderflowError)
 
 
 def exact_values(
@@ -70,14 +61,8 @@ def exact_values(
     NonPositiveConditionalError, NonFiniteScoresError
         If the chain itself cannot be built (its conditionals are not all positive and finite).
     """
-    notes: list[str] = []
-
-    def attempt(what: str, compute):  # type: ignore[no-untyped-def]
-        try:
-            return compute()
-        except _UNAVAILABLE as exc:
-            notes.append(f"{what}: {exc}")
-            return None
+    attempt = Attempts()
+    notes = attempt.notes
 
     backend, dev = ("numpy", None) if device == "cpu" else ("torch", device)
     C = chain.influence_matrix()

@@ -21,24 +21,17 @@ import numpy as np
 from glauber.core.arrays import JsonResult
 from glauber.core.enumeration import all_states
 from glauber.core.kernel_spec import Schedule, parse_schedule
-from glauber.errors import (
-    ConvergenceError,
-    NonPositiveConditionalError,
-    PrecisionError,
-    StateSpaceTooLargeError,
-    StepLimitError,
-)
+from glauber.errors import StateSpaceTooLargeError, StepLimitError
 from glauber.exact.chain import ExactChain
 from glauber.exact.mixing import MAX_DENSE_STATES
 from glauber.exact.spectral import spectral_tmix_lower_bound
+from glauber.exact.unavailable import UNAVAILABLE, Attempts
 
 #: Steps after which ``t_mix`` stops stepping every start (chains that neither square nor
 #: factor, e.g. a Metropolis-Hastings window of 8,000 states); a bracket is reported instead.
 SUMMARY_TMIX_MAX_STEPS = 300
 #: Largest chain whose annealed worst-start distance is computed (every start stepped).
 ANNEAL_MAX_STATES = 1024
-_UNAVAILABLE = (ConvergenceError, NonPositiveConditionalError, PrecisionError,
-                StateSpaceTooLargeError)
 
 
 @dataclass(frozen=True)
@@ -106,15 +99,8 @@ def kernel_summary(chain: ExactChain, eps: float = 0.25,
     NonPositiveConditionalError, NonFiniteScoresError
         If the chain itself cannot be built.
     """
-    notes: list[str] = []
-
-    def attempt(what: str, compute):  # type: ignore[no-untyped-def]
-        try:
-            return compute()
-        except _UNAVAILABLE as exc:
-            notes.append(f"{what}: {exc}")
-            return None
-
+    attempt = Attempts()
+    notes = attempt.notes
     pi = chain.stationary()
     mode = int(np.argmax(pi))
     gap = attempt("spectral gap", chain.absolute_spectral_gap)
@@ -127,7 +113,7 @@ def kernel_summary(chain: ExactChain, eps: float = 0.25,
         tmix = None
         lower.append(exc.steps + 1)
         notes.append(f"t_mix: more than {exc.steps} steps (stepping every start stops there)")
-    except _UNAVAILABLE as exc:
+    except UNAVAILABLE as exc:
         tmix = None
         notes.append(f"t_mix: {exc}")
     upper = tmix
