@@ -39,6 +39,10 @@ run trajectory-ising glauber trajectory --model ising-cycle:n=8 --tau 0.5 --step
 # committed in docs/data/windows; the score tables are cached under $GLAUBER_CACHE).
 echo "== windows: python -m glauber.experiments.windows --out docs/data/windows"
 python -m glauber.experiments.windows --out docs/data/windows
+# Other kernels on the exact CDR3 windows and toys, MH acceptance on full chains (resumes from
+# the JSON committed in docs/data/kernels).
+echo "== kernels: python -m glauber.experiments.kernel_results --out docs/data/kernels"
+python -m glauber.experiments.kernel_results --out docs/data/kernels
 python -m glauber.experiments.results_doc "$OUT" --docs docs --seconds $(( $(date +%s) - start )) \
-    --windows docs/data/windows
+    --windows docs/data/windows --kernels docs/data/kernels
 echo "wrote docs/results.md"

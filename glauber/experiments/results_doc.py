@@ -6,7 +6,9 @@ each command left in ``RESULTS_DIR/<name>/``, and renders the rectangle table (l
 Table 1), the certificate tables, the figures with the command that regenerates each, and a
 paragraph comparing the findings with the paper's. With ``--windows DIR`` it puts first the
 in-context section of :mod:`glauber.experiments.windows` (rectangles by window length in context
-and as framed fragments, exact window chains beside toys) from the JSON in ``DIR``.
+and as framed fragments, exact window chains beside toys) from the JSON in ``DIR``; with
+``--kernels DIR`` the section of :mod:`glauber.experiments.kernel_results` (every kernel,
+exactly, on CDR3 windows and toys; Metropolis-Hastings acceptance on full chains).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any, Sequence
 
 from glauber.core.io import atomic_write_text
 from glauber.experiments.compare import certificate_table, margin_table, rectangle_table
+from glauber.experiments.kernel_results import kernels_markdown
 from glauber.experiments.windows import windows_command, windows_markdown
 
 #: The paper's Table 1 range of mean |delta| over five MLMs (§4).
@@ -114,10 +117,13 @@ def findings(compare: dict | None, alphas: dict[str, dict], phases: dict[str, di
     return "\n\n".join(parts) + "\n"
 
 
-def render(results: Path, docs: Path, seconds: float | None, windows: Path | None = None) -> str:
+def render(results: Path, docs: Path, seconds: float | None, windows: Path | None = None,
+           kernels: Path | None = None) -> str:
     """The Markdown of ``docs/results.md``; copies the figures into ``docs/figures``.
 
     ``windows``: a folder of :mod:`glauber.experiments.windows` results, rendered first.
+    ``kernels``: a folder of :mod:`glauber.experiments.kernel_results` results, rendered
+    after them (:func:`~glauber.experiments.kernel_results.kernels_markdown`).
     """
     commands = _commands(results)
     figures = docs / "figures"
@@ -162,6 +168,7 @@ def render(results: Path, docs: Path, seconds: float | None, windows: Path | Non
         "command that regenerates it; rerunning a command in the same folder resumes it.\n"
         + took + "\n"
         + ("" if windows is None else windows_markdown(windows, windows_command(windows)) + "\n")
+        + ("" if kernels is None else kernels_markdown(kernels) + "\n\n")
         + "## Findings against the paper\n\n"
         + findings(compare, alphas, phases, trajectories) + "\n## Runs\n\n"
         + "\n".join(sections)
@@ -176,9 +183,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=None)
     parser.add_argument("--windows", type=Path, default=None,
                         help="results of python -m glauber.experiments.windows to render first")
+    parser.add_argument("--kernels", type=Path, default=None,
+                        help="results of python -m glauber.experiments.kernel_results")
     args = parser.parse_args(argv)
     atomic_write_text(args.docs / "results.md",
-                      render(args.results, args.docs, args.seconds, args.windows))
+                      render(args.results, args.docs, args.seconds, args.windows, args.kernels))
     return 0
 
 
