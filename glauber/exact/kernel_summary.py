@@ -50,7 +50,8 @@ class KernelSummary(JsonResult):
         ``tmix`` when computed; else a rigorous lower bound (the step limit plus one, or the
         spectral bound of :func:`glauber.exact.spectral.spectral_tmix_lower_bound`).
     tmix_upper : int or None
-        ``tmix`` when computed; else, for a reversible chain, ``ceil(t_rel log(1/(eps pi_min)))``
+        ``tmix`` when computed; else, for a reversible chain (a random scan of
+        Metropolis-Hastings updates, or one found reversible), ``ceil(t_rel log(1/(eps pi_min)))``
         (Levin–Peres–Wilmer 2nd ed., Theorem 12.4; from the float64 gap: an estimate).
     absolute_gap : float or None
         ``1 - max{|lambda| : lambda != 1}`` of one step.
@@ -112,13 +113,17 @@ def kernel_summary(chain: ExactChain, eps: float = 0.25,
     except StepLimitError as exc:
         tmix = None
         lower.append(exc.steps + 1)
-        notes.append(f"t_mix: more than {exc.steps} steps (stepping every start stops there)")
+        notes.append(f"t_mix: not within {exc.steps} steps of every start's point mass (the "
+                     "chain neither squares nor factors): bracketed")
     except UNAVAILABLE as exc:
         tmix = None
         notes.append(f"t_mix: {exc}")
     upper = tmix
-    if tmix is None and gap is not None and gap > 0 and attempt("reversibility",
-                                                                chain.is_reversible):
+    # reversible: a random scan of Metropolis-Hastings updates by construction (docs/theory.md,
+    # row mh-target), else as checked numerically
+    if tmix is None and gap is not None and gap > 0 and (
+            (chain.kernel.metropolis and chain.kernel.scan == "random")
+            or attempt("reversibility", chain.is_reversible)):
         upper = math.ceil(math.log(1.0 / (eps * float(pi.min()))) / gap)
     plain = None
     if not chain.kernel.is_plain:
