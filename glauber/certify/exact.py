@@ -15,12 +15,13 @@ import math
 
 import numpy as np
 
-from glauber.certify.certificate import ExactValues
+from glauber.certify.certificate import ExactValues, StateMass, Trap
 from glauber.errors import StepLimitError
 from glauber.exact.chain import ExactChain
-from glauber.exact.spectral import spectral_tmix_lower_bound
+from glauber.exact.spectral import GAP_RTOL, spectral_tmix_lower_bound
 from glauber.exact.unavailable import Attempts
 from glauber.theory.contraction import certify_contraction
+from glauber.theory.distances import tv_rounding_bound
 from glauber.theory.escape import theorem8_escape_bound
 
 #: Largest state space for which :func:`certify` computes exact values by default (20^3 windows).
@@ -32,6 +33,8 @@ EXACT_MAX_STATES = 8192
 #: stepped chain would otherwise step for hours; beyond the limit ``tmix`` is None and
 #: ``tmix_lower`` bounds it from below.
 EXACT_TMIX_MAX_STEPS = 500
+#: States of largest stationary mass, and perfect traps of largest margin, kept in a certificate.
+TOP_STATES = 10
 
 
 def exact_values(
@@ -74,7 +77,7 @@ def exact_values(
             log_pi = np.log(chain.stationary())
     mode = int(np.argmax(log_pi))
     gap = attempt("spectral gap", chain.absolute_spectral_gap)
-    lower = [spectral_tmix_lower_bound(gap, eps)]
+    lower = [spectral_tmix_lower_bound(gap, eps, None if gap is None else _gap_error(chain, gap))]
 
     def tmix_or_bound() -> int | None:
         try:
@@ -87,10 +90,11 @@ def exact_values(
     tmix = attempt("t_mix", tmix_or_bound)
     states = chain.states()
     log_mass = None if trap_state is None else float(log_pi[int(chain.index_of(trap_state))])
-    trap = _best_trap(chain, log_pi)
+    trap, traps = _best_trap(chain, log_pi)
+    top = np.argsort(-log_pi, kind="stable")[:TOP_STATES]
     return ExactValues(
         num_states=chain.num_states,
-        contraction=certify_contraction(C, eps),
+        contraction=certify_contraction(C, eps, entry_error=_tv_rounding(chain)),
         tmix=tmix,
         tmix_lower=tmix if tmix is not None else max(lower),
         relaxation_time=None if gap is None else (math.inf if gap <= 0 else 1.0 / gap),
@@ -103,11 +107,34 @@ def exact_values(
         **trap,
         rectangles=chain.rectangles(),
         notes=tuple(notes),
+        top_states=tuple(StateMass(tuple(int(v) for v in states[k]), float(log_pi[k]))
+                         for k in top),
+        traps=traps,
     )
 
 
-def _best_trap(chain: ExactChain, log_pi: np.ndarray) -> dict:
-    """Perfect traps over every state and Theorem 8 on the one with the largest margin."""
+def _gap_error(chain: ExactChain, gap: float) -> float:
+    """How far above ``gap`` the chain's true gap may lie: the rigorous ``gap_upper`` of its
+    spectral estimate where it has one (Lanczos on a large reversible chain: its rounding can
+    exceed the dense solvers' relative accuracy), else twice ``GAP_RTOL`` of the gap."""
+    upper = chain.spectral_estimate().gap_upper
+    default = 2.0 * GAP_RTOL * gap
+    return default if upper is None else max(default, upper - gap)
+
+
+def _tv_rounding(chain: ExactChain) -> float:
+    """A bound on the rounding error of every entry of the chain's influence matrix: its TVs
+    are computed from its score table as :func:`glauber.theory.distances.tv_rounding_bound`
+    describes."""
+    scores = chain.scores()
+    return float(tv_rounding_bound(chain.q, float(np.abs(scores).max()),
+                                   float(np.abs(chain.log_conditionals()).max()), chain.tau,
+                                   scores.dtype, "float64"))
+
+
+def _best_trap(chain: ExactChain, log_pi: np.ndarray) -> tuple[dict, tuple[Trap, ...]]:
+    """Perfect traps over every state and Theorem 8 on the one with the largest margin; the
+    :data:`TOP_STATES` traps of largest margin."""
     scores, p, states = chain.scores(), chain.conditionals(), chain.states()
     rows = np.arange(chain.num_states)
     margins = np.empty((chain.num_states, chain.n))
@@ -126,6 +153,11 @@ def _best_trap(chain: ExactChain, log_pi: np.ndarray) -> dict:
     out = dict(perfect_traps=int(perfect.sum()), best_trap_state=None, best_trap_delta_star=None,
                best_trap_escape_bound=None, best_trap_exact_escape=None,
                best_trap_log_mass=None)
+    ranked = [int(k) for k in np.argsort(-np.where(perfect, state_min, -np.inf), kind="stable")
+              [:min(TOP_STATES, int(perfect.sum()))]]
+    traps = tuple(Trap(tuple(int(v) for v in states[k]), float(state_min[k]),
+                       theorem8_escape_bound(chain.q, float(state_min[k]), chain.tau),
+                       float(leave[k].mean()), float(log_pi[k])) for k in ranked)
     if perfect.any():
         best = int(np.argmax(np.where(perfect, state_min, -np.inf)))
         delta = float(state_min[best])
@@ -136,8 +168,8 @@ def _best_trap(chain: ExactChain, log_pi: np.ndarray) -> dict:
             best_trap_exact_escape=float(leave[best].mean()),
             best_trap_log_mass=float(log_pi[best]),
         )
-    return out
+    return out, traps
 
 
-__all__ = ["EXACT_MAX_STATES", "EXACT_TMIX_MAX_STEPS", "exact_values",
+__all__ = ["EXACT_MAX_STATES", "EXACT_TMIX_MAX_STEPS", "TOP_STATES", "exact_values",
            "spectral_tmix_lower_bound"]

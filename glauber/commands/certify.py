@@ -13,40 +13,30 @@ import inspect
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
-from tqdm import tqdm
+from glauber.commands.arguments import add_kernel_arguments, add_window_arguments, kernel_from
 
-from glauber.certify import Source, certify, format_certificate
-from glauber.commands.kernel_options import add_kernel_arguments, kernel_from
-from glauber.core.io import atomic_write_text, check_output_path
-from glauber.core.kernel_spec import KernelSpec, Schedule
-from glauber.core.validation import (
-    check_eps,
-    check_nonnegative_int,
-    check_positive_int,
-    check_tau,
-)
-from glauber.errors import InvalidParameterError
-from glauber.exact.chain import ExactChain
-from glauber.exact.kernel_summary import KernelSummary, kernel_summary
-from glauber.models import (
-    DEFAULT_MLM_LENGTH,
-    EXACT_WINDOW_MAX_STATES,
-    add_window_arguments,
-    read_states,
-    resolve_model,
-    window_spec,
-)
+#: The line of ``glauber --help``.
+HELP = "certify a masked LM or a toy model at a temperature (table + JSON)"
 
-#: The defaults of :func:`certify`, shared by the options below.
-DEFAULTS = {name: p.default for name, p in inspect.signature(certify).parameters.items()}
+
+def certify_defaults() -> dict[str, Any]:
+    """The defaults of :func:`glauber.certify.certify` and its :class:`~glauber.certify.Settings`,
+    which the options below share."""
+    from glauber.certify import Settings, certify
+
+    return {**{name: p.default for name, p in inspect.signature(certify).parameters.items()},
+            **dataclasses.asdict(Settings())}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``certify`` parser to the ``glauber`` command."""
+    from glauber.models import DEFAULT_MLM_LENGTH, EXACT_WINDOW_MAX_STATES
+
+    defaults = certify_defaults()
     parser = subparsers.add_parser(
         "certify",
-        help="certify a masked LM or a toy model at a temperature (table + JSON)",
         description=(
             "Run the rectangle test, influence and oscillation estimates (corrected Theorem 5, "
             "Corollary 7), margins (Theorem 8), the Section 5.4 drift and coupling times on one "
@@ -69,7 +59,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         f"t_mix, gap, exact C and Delta) and run every stage on it; default: "
                         f"when q**n <= {EXACT_WINDOW_MAX_STATES:,} (3 sites of 20 amino acids); "
                         "--exact above that limit is an error, --no-exact samples")
-    parser.add_argument("--search-budget", type=int, default=DEFAULTS["search_budget"],
+    parser.add_argument("--search-budget", type=int, default=defaults["search_budget"],
                         help="model rows of the influence search for the suprema of Definition "
                         "2 (default %(default)s; 0 samples --contexts contexts instead)")
     parser.add_argument("--states", metavar="FILE",
@@ -93,19 +83,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="run an MLM's forward pass under torch.autocast in this precision with float32 "
         "weights (leave --dtype at float32; bfloat16 on CPU or CUDA, float16 on CUDA)",
     )
-    parser.add_argument("--rectangles", type=int, default=DEFAULTS["n_rectangles"],
+    parser.add_argument("--rectangles", type=int, default=defaults["n_rectangles"],
                         help="rectangles of the incompatibility test (default %(default)s)")
-    parser.add_argument("--contexts", type=int, default=DEFAULTS["n_contexts"],
+    parser.add_argument("--contexts", type=int, default=defaults["n_contexts"],
                         help="contexts of the sampled influence matrix (default %(default)s)")
-    parser.add_argument("--budget", type=int, default=DEFAULTS["budget"],
+    parser.add_argument("--budget", type=int, default=defaults["budget"],
                         help="step budget of the coupled pairs (default %(default)s; the paper "
                         "uses 10,000)")
-    parser.add_argument("--pairs", type=int, default=DEFAULTS["n_pairs"],
+    parser.add_argument("--pairs", type=int, default=defaults["n_pairs"],
                         help="coupled pairs (default %(default)s; 0 skips the coupling stage)")
-    parser.add_argument("--eps", type=float, default=DEFAULTS["eps"],
+    parser.add_argument("--eps", type=float, default=defaults["eps"],
                         help="target distance of the mixing-time certificates (default "
                         "%(default)s)")
-    parser.add_argument("--batch-size", type=int, default=DEFAULTS["batch_size"],
+    parser.add_argument("--batch-size", type=int, default=defaults["batch_size"],
                         help="most conditionals per model call (default %(default)s)")
     add_kernel_arguments(parser)
     parser.set_defaults(func=run)
@@ -113,6 +103,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Certify the model; print the table; write the JSON. Returns the exit code."""
+    from tqdm import tqdm
+
+    from glauber.certify import Settings, Source, certify, format_certificate
+    from glauber.core.io import atomic_write_text, check_output_path
+    from glauber.core.validation import (
+        check_eps,
+        check_nonnegative_int,
+        check_positive_int,
+        check_tau,
+    )
+    from glauber.errors import InvalidParameterError
+    from glauber.models import read_states, resolve_model, window_spec
+
     tau = check_tau(args.tau)
     eps = check_eps(args.eps)
     kernel, schedule = kernel_from(args)
@@ -136,68 +139,33 @@ def run(args: argparse.Namespace) -> int:
     states = read_states(args.states, model) if args.states else None
     load = time.perf_counter() - start
     with tqdm(file=sys.stderr, unit="row", desc="certify", leave=False) as bar:
-        cert = certify(
-            model, tau, states, seed=seed, n_rectangles=sizes["rectangles"],
-            n_contexts=sizes["contexts"], n_pairs=sizes["pairs"], budget=sizes["budget"],
-            eps=eps, exact=args.exact, search_budget=sizes["search-budget"], progress=bar,
-            batch_size=sizes["batch-size"], device=args.device,
+        settings = Settings(
+            n_rectangles=sizes["rectangles"], n_contexts=sizes["contexts"],
+            n_pairs=sizes["pairs"], budget=sizes["budget"], batch_size=sizes["batch-size"],
+            search_budget=sizes["search-budget"], kernel=kernel.name, epsilon=kernel.epsilon,
+            anneal=None if schedule is None else schedule.spec,
         )
+        cert = certify(model, tau, states, settings, eps=eps, seed=seed, exact=args.exact,
+                       progress=bar, device=args.device)
     cert = dataclasses.replace(
         cert, states_source=args.states or cert.states_source,
         timings=dataclasses.replace(cert.timings, load=load),
-        source=Source(spec=spec, length=args.length, dtype=args.dtype, autocast=args.autocast),
+        source=Source(spec=spec, length=args.length, dtype=args.dtype, autocast=args.autocast,
+                      command=getattr(args, "command_line", None)),
+        positions=(None if getattr(model, "sites", None) is None
+                   else tuple(int(k) + 1 for k in model.sites)),
     )
-    if not kernel.is_plain or schedule is not None:
-        cert = dataclasses.replace(cert, kernel=_kernel_values(model, tau, eps, kernel, schedule,
-                                                               cert.exact is not None))
-    print(format_certificate(cert))
-    print(_kernel_lines(kernel, cert.kernel, eps))
-    if args.json is not None:
+    outputs = {}
+    if args.json is not None:  # written first, so that the verdict can say where it is
         atomic_write_text(args.json, cert.to_json() + "\n")
+        outputs["certificate (JSON)"] = args.json
+    print(format_certificate(cert, outputs))
     return 0
 
 
-def _kernel_values(model, tau: float, eps: float, kernel: KernelSpec,
-                   schedule: Schedule | None, exact: bool) -> KernelSummary | None:
-    """The chosen kernel's exact values where the certificate has an exact chain, else None."""
-    if not exact:
-        return None
-    chain = ExactChain(model, tau, kernel=kernel)
-    return kernel_summary(chain, eps, anneal=schedule)
-
-
-def _kernel_lines(kernel: KernelSpec, values: KernelSummary | None, eps: float) -> str:
-    """The kernel block printed after the certificate."""
-    if values is None:
-        return "" if kernel.is_plain else (
-            f"\nkernel {kernel.label}: exact values need an exact chain (a toy or a window "
-            "with --sites); the claims above are about the paper's random scan")
-    tmix = (f"{values.tmix}" if values.tmix is not None
-            else f"in [{values.tmix_lower}, {values.tmix_upper}]")
-    lines = [
-        f"\nkernel {kernel.label} at tau = {values.tau:g} (exact; the claims above are about "
-        "the paper's random scan)",
-        f"  t_mix({eps:g}) = {tmix} steps, absolute gap "
-        f"{values.absolute_gap if values.absolute_gap is None else f'{values.absolute_gap:.4g}'}",
-        f"  stationary mode {list(values.mode_state)} with mass {values.mode_mass:.4g}",
-        f"  TV to the paper's kernel's law {_num(values.tv_to_random_scan)}, to the PLL target "
-        f"{_num(values.tv_to_pll_target)}, to the logits target {_num(values.tv_to_logits_target)}",
-    ]
-    if values.acceptance is not None:
-        lines.append(f"  Metropolis-Hastings acceptance at stationarity {values.acceptance:.4g}")
-    if values.anneal is not None:
-        lines.append(f"  after the schedule {values.anneal['schedule']}: worst-start TV to the "
-                     f"final temperature's law {values.anneal['tv_worst_start']:.4g}")
-    lines.extend(f"  note: {note}" for note in values.notes)
-    return "\n".join(lines)
-
-
-def _num(value: float | None) -> str:
-    return "-" if value is None else f"{value:.4g}"
-
-
 __all__ = [
-    "DEFAULTS",
+    "HELP",
+    "certify_defaults",
     "register",
     "run",
 ]

@@ -21,7 +21,7 @@ import numpy as np
 from glauber.core.arrays import JsonResult
 from glauber.core.enumeration import all_states
 from glauber.core.kernel_spec import Schedule, parse_schedule
-from glauber.errors import StateSpaceTooLargeError, StepLimitError
+from glauber.errors import BracketOnlyError, StateSpaceTooLargeError, StepLimitError
 from glauber.exact.chain import ExactChain
 from glauber.exact.mixing import MAX_DENSE_STATES
 from glauber.exact.spectral import spectral_tmix_lower_bound
@@ -115,7 +115,7 @@ def kernel_summary(chain: ExactChain, eps: float = 0.25,
         lower.append(exc.steps + 1)
         notes.append(f"t_mix: not within {exc.steps} steps of every start's point mass (the "
                      "chain neither squares nor factors): bracketed")
-    except UNAVAILABLE as exc:
+    except (*UNAVAILABLE, BracketOnlyError) as exc:
         tmix = None
         notes.append(f"t_mix: {exc}")
     upper = tmix
@@ -127,7 +127,7 @@ def kernel_summary(chain: ExactChain, eps: float = 0.25,
         upper = math.ceil(math.log(1.0 / (eps * float(pi.min()))) / gap)
     plain = None
     if not chain.kernel.is_plain:
-        plain = attempt("the paper's kernel", lambda: _sibling(chain, "random", 0.0).stationary())
+        plain = attempt("the paper's kernel", lambda: sibling(chain, "random", 0.0).stationary())
 
     def tv(other: np.ndarray | None) -> float | None:
         return None if other is None else 0.5 * float(np.abs(pi - other).sum())
@@ -153,8 +153,9 @@ def _steps(chain: ExactChain) -> bool:
     return chain.num_states > MAX_DENSE_STATES and not chain.factored
 
 
-def _sibling(chain: ExactChain, kernel: str, epsilon: float) -> ExactChain:
-    """The same model and temperature under another kernel, sharing the score table."""
+def sibling(chain: ExactChain, kernel: str, epsilon: float) -> ExactChain:
+    """``chain`` under another kernel: the same model and temperature, sharing its score table
+    (one table serves every kernel)."""
     other = ExactChain(chain.model, chain.tau, chain.num_states, chain.batch_size, chain.cache,
                        kernel=kernel, epsilon=epsilon)
     other._cache["scores"] = chain.scores()
@@ -168,7 +169,7 @@ def _acceptance(chain: ExactChain, pi: np.ndarray) -> float | None:
         return None
     own = all_states(chain.n, chain.q).T[:, :, None]
     stay = np.take_along_axis(chain.site_rows(), own, axis=2)[..., 0]
-    proposal = _sibling(chain, "random", chain.kernel.epsilon).site_rows()
+    proposal = sibling(chain, "random", chain.kernel.epsilon).site_rows()
     proposed_own = np.take_along_axis(proposal, own, axis=2)[..., 0]
     return float(1.0 - (pi * (stay - proposed_own).mean(axis=0)).sum())
 
@@ -196,5 +197,6 @@ __all__ = [
     "ANNEAL_MAX_STATES",
     "kernel_summary",
     "KernelSummary",
+    "sibling",
     "SUMMARY_TMIX_MAX_STEPS",
 ]

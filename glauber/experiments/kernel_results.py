@@ -14,14 +14,13 @@ the Metropolis-Hastings acceptance on full chains.
   VH and VL (:func:`glauber.estimators.glauber_chains`), acceptance overall and its spread over
   the sites.
 
-``python -m glauber.experiments.kernel_results --out docs/data/kernels --doc docs/results.md``
-runs both parts (each saved per item, atomically; a rerun skips what is there) and rewrites the
-marked block of docs/results.md (:func:`kernels_markdown` renders it from the JSON).
+``glauber results --rerun kernels`` (:data:`COMMAND`, :func:`refresh`) runs both parts into
+docs/data/kernels (each item saved at once, atomically; a rerun skips what is there);
+:func:`render` writes the section of docs/results.md from that JSON alone (``glauber results``).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -30,7 +29,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from glauber.core.io import atomic_write_text, write_json_atomic
+from glauber.core.io import write_json_atomic
 
 #: Kernels and temperatures of the exact table.
 KERNELS = ("random", "sweep", "shuffled", "mh:pll", "mh:logits")
@@ -57,8 +56,8 @@ FULL_CHAINS: dict[str, tuple[str, str]] = {
 }
 #: Chains and steps of the acceptance runs.
 ACCEPTANCE_CHAINS, ACCEPTANCE_STEPS = 4, 10
-#: Markers of the block of docs/results.md this module writes.
-BEGIN, END = "<!-- kernels:begin -->", "<!-- kernels:end -->"
+#: The command that refreshes the section's data.
+COMMAND = "glauber results --rerun kernels"
 
 
 def window_model(label: str) -> Any:
@@ -182,14 +181,12 @@ def acceptance_markdown(items: Sequence[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def kernels_markdown(folder: Path) -> str:
-    """The marked block of docs/results.md from the JSON in ``folder``."""
+def render(folder: Path) -> str:
+    """The kernels section of docs/results.md (below its heading) from the JSON in ``folder``."""
     exact = _load(folder / "exact.json") or {"items": []}
     accept = _load(folder / "acceptance.json") or {"items": []}
     parts = [
-        BEGIN,
-        "## Other kernels: sweeps, shuffled scans and Metropolis-Hastings, exactly\n",
-        f"```\n{kernels_command(folder)}\n```\n",
+        f"```\n{COMMAND}\n```\n",
         "Each kernel of `glauber.core.kernel_spec` on the exact chain of three CDR3 sites in "
         "their full chain (every other residue frozen, 8,000 states) and on two toys of the "
         "same size. t_mix is the worst-start t_mix(1/4) in the kernel's own steps (a sweep or "
@@ -211,25 +208,8 @@ def kernels_markdown(folder: Path) -> str:
         "tau = 1 (every site free; a step proposes at one site: `moved` counts the accepted "
         "proposals of a new token).\n",
         acceptance_markdown(accept["items"]) if accept["items"] else "(not run)\n",
-        END,
     ]
     return "\n".join(parts)
-
-
-def kernels_command(out: Path) -> str:
-    """The command line that regenerates the data in ``out`` and the block of the doc."""
-    return f"python -m glauber.experiments.kernel_results --out {out} --doc docs/results.md"
-
-
-def splice(doc: Path, block: str) -> None:
-    """Replace the marked block of ``doc`` by ``block`` (append it when ``doc`` has none)."""
-    text = doc.read_text(encoding="utf-8")
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        text = head + block + rest.split(END, 1)[1]
-    else:
-        text = text.rstrip("\n") + "\n\n" + block + "\n"
-    atomic_write_text(doc, text)
 
 
 def _load(path: Path) -> Any:
@@ -253,16 +233,10 @@ def run(out: Path, parts: Sequence[str], log: Callable[[str], Any] = print) -> N
             raise InvalidParameterError(f"unknown part {part!r}; use windows, toys, acceptance")
 
 
-def refresh(path: Path, kernels: Sequence[str], log: Callable[[str], Any] = print) -> None:
-    """Recompute the rows of ``kernels`` in every item of ``path`` (``exact.json``) in place,
-    each item saved at once (score tables come from the disk cache)."""
-    data = _load(path)
-    for item in data["items"]:
-        again = exact_item(item["label"], kernels, sorted({r["tau"] for r in item["rows"]}),
-                           log=log)
-        fresh = {(r["kernel"], r["tau"]): r for r in again["rows"]}
-        item["rows"] = [fresh.get((r["kernel"], r["tau"]), r) for r in item["rows"]]
-        write_json_atomic(path, data)
+def refresh(folder: Path, work: Path, log: Callable[[str], Any] = print) -> None:
+    """Run every part into ``folder`` (``work`` is not used: the JSON is the data itself, and
+    the score tables are cached under ``$GLAUBER_CACHE``)."""
+    run(folder, ("windows", "toys", "acceptance"), log)
 
 
 def _run_items(path: Path, labels: Sequence[str], compute: Callable[[str], dict],
@@ -279,35 +253,6 @@ def _run_items(path: Path, labels: Sequence[str], compute: Callable[[str], dict]
         sys.stdout.flush()
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Command-line entry (see the module docstring)."""
-    parser = argparse.ArgumentParser(prog="python -m glauber.experiments.kernel_results")
-    parser.add_argument("--out", type=Path, default=Path("docs/data/kernels"))
-    parser.add_argument("--parts", default="windows,toys,acceptance")
-    parser.add_argument("--doc", type=Path, default=None,
-                        help="rewrite the marked block of this Markdown file")
-    parser.add_argument("--refresh", default=None, metavar="KERNELS",
-                        help="recompute these kernels' rows (comma-separated) of every item")
-    args = parser.parse_args(argv)
-    if args.refresh:
-        refresh(args.out / "exact.json", [k.strip() for k in args.refresh.split(",")])
-    run(args.out, [p.strip() for p in args.parts.split(",") if p.strip()])
-    if args.doc is not None:
-        splice(args.doc, kernels_markdown(args.out))
-    return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
-
-
-__all__ = [
-    "acceptance_item",
-    "refresh",
-    "exact_item",
-    "kernels_command",
-    "kernels_markdown",
-    "main",
-    "run",
-    "splice",
-]
+__all__ = ["ACCEPTANCE_CHAINS", "ACCEPTANCE_STEPS", "COMMAND", "FULL_CHAINS", "KERNELS", "TAUS",
+           "TMIX_CAP", "TOYS", "WINDOWS", "acceptance_item", "acceptance_markdown", "exact_item",
+           "exact_markdown", "refresh", "render", "run", "window_model"]

@@ -34,20 +34,18 @@ def test_exact_item_matches_the_exact_chains() -> None:
             assert row["tv_to_random_scan"] < 1e-12
 
 
-def test_markdown_block_is_rendered_and_spliced_once(tmp_path) -> None:
+def test_section_is_rendered_from_the_json_and_registered(tmp_path) -> None:
+    from glauber.experiments.results import section
+
     item = kernel_results.exact_item(TOY, kernels=("random", "mh:logits"), taus=(1.0,),
                                      log=lambda _: None)
     folder = tmp_path / "kernels"
     folder.mkdir()
     (folder / "exact.json").write_text(json.dumps({"items": [item]}))
-    block = kernel_results.kernels_markdown(folder)
-    assert block.startswith(kernel_results.BEGIN) and block.endswith(kernel_results.END)
-    assert f"**{TOY}** (27 states)" in block and "| mh:logits | 1 |" in block
-    assert "(not run)" in block  # no acceptance part yet
-    doc = tmp_path / "results.md"
-    doc.write_text("# Results\n\n## A section\n\ntext\n")
-    kernel_results.splice(doc, block)
-    once = doc.read_text()
-    kernel_results.splice(doc, block)
-    assert doc.read_text() == once and once.count(kernel_results.BEGIN) == 1
-    assert "## A section" in once
+    text = kernel_results.render(folder)
+    assert text.startswith(f"```\n{kernel_results.COMMAND}\n```")
+    assert f"**{TOY}** (27 states)" in text and "| mh:logits | 1 |" in text
+    assert "(not run)" in text  # no acceptance part yet
+    s = section("kernels")
+    assert s.render is kernel_results.render and s.refresh is kernel_results.refresh
+    assert s.data == "kernels" and s.command == "glauber results --rerun kernels"
