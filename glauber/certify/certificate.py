@@ -42,6 +42,7 @@ from glauber.estimators.drift import DriftResult
 from glauber.estimators.influence import InfluenceResult
 from glauber.estimators.margins import MarginsResult
 from glauber.estimators.rectangle import RectangleTestResult
+from glauber.exact.kernel_summary import KernelSummary
 from glauber.exact.rectangles import RectangleSummary
 from glauber.theory.contraction import ContractionCertificate
 
@@ -320,6 +321,9 @@ class Certificate:
         Exact values of a small chain, when computed.
     exact_note : str
         Why ``exact`` is or is not there.
+    kernel : KernelSummary or None
+        The exact values of another kernel (``Settings.kernel``, ``glauber certify --kernel``)
+        on the exact chain (:mod:`glauber.certify.kernel`); the claims are about the paper's.
     source : Source or None
         How to rebuild the model (set by the ``glauber certify`` command; None for a model
         passed from Python).
@@ -359,6 +363,7 @@ class Certificate:
     versions: Versions
     exact: ExactValues | None = None
     exact_note: str = ""
+    kernel: KernelSummary | None = None
     source: Source | None = None
     positions: tuple[int, ...] | None = None
     site_numbering: str = SITE_NUMBERING

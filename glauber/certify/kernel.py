@@ -5,9 +5,8 @@
 :class:`~glauber.exact.kernel_summary.KernelSummary` (``t_mix``, gap, stationary mode and mass,
 TV to the paper's kernel's law and to the Metropolis-Hastings targets, acceptance, the
 annealed distance), from the same score table. The certificate's claims stay about the paper's
-random scan; this stage adds values, no claim. It writes ``"kernel"`` at the top level of the
-certificate's JSON (``cert.kernel``; None without an exact chain), and nothing for the paper's
-kernel without a schedule.
+random scan; this stage adds values, no claim, in ``cert.kernel`` (None for the paper's kernel
+without a schedule, or without an exact chain).
 """
 
 from __future__ import annotations
@@ -20,15 +19,13 @@ if TYPE_CHECKING:
 
 
 def run(run: StageRun) -> dict[str, Any]:
-    """``{"kernel": KernelSummary or None}`` for another kernel or a schedule, else ``{}``."""
+    """``{"kernel": KernelSummary or None}`` (None: the paper's kernel, or no exact chain)."""
     from glauber.core.kernel_spec import check_kernel
     from glauber.exact.kernel_summary import kernel_summary, sibling
 
     s = run.settings
     spec = check_kernel(s.kernel, s.epsilon)
-    if spec.is_plain and s.anneal is None:
-        return {}
-    if run.chain is None:
+    if (spec.is_plain and s.anneal is None) or run.chain is None:
         return {"kernel": None}
     chain = sibling(run.chain, spec, spec.epsilon)
     return {"kernel": kernel_summary(chain, run.eps, anneal=s.anneal)}
@@ -36,12 +33,12 @@ def run(run: StageRun) -> dict[str, Any]:
 
 def render(cert: Certificate) -> list[tuple[str, list[str]]]:
     """The kernel's section of the certificate table (none for the paper's kernel)."""
-    if "kernel" not in cert.results:
-        return []
     s = cert.settings
+    if s.kernel == "random" and not s.epsilon and s.anneal is None:
+        return []
     label = s.kernel if not s.epsilon else f"{s.kernel} (epsilon = {s.epsilon:g})"
     title = f"kernel {label} (exact; the claims above are about the paper's random scan)"
-    values = cert.results["kernel"]
+    values = cert.kernel
     if values is None:
         return [(title, ["  exact values need an exact chain (a toy, or a window with --sites)"])]
     tmix = (f"{values.tmix}" if values.tmix is not None

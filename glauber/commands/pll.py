@@ -12,18 +12,20 @@ import json
 import time
 from typing import Any
 
+#: The line of ``glauber --help``.
+HELP = "pseudo-log-likelihood of a sequence: sum_k log p_tau(x_k | x_-k), and per site"
+
 
 def register(subparsers: Any) -> None:
     """Add the ``pll`` parser."""
+    from glauber.commands.arguments import add_window_arguments
+
     p = subparsers.add_parser(
         "pll",
-        help="pseudo-log-likelihood of a sequence: sum_k log p_tau(x_k | x_-k), and per site",
         description="One masked query per position (batched): the PLL the paper says is used "
                     "as if the conditionals defined a joint, and its mean per position (the "
                     "normalised PLL). Its negative at tau = 1 is the energy of --kernel mh:pll.",
     )
-    from glauber.models import add_window_arguments
-
     p.add_argument("--model", default="antiberty",
                    help="MLM name (antiberty, sapiens-vh, ...) or toy specification "
                         "(default antiberty)")
@@ -68,6 +70,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 __all__ = [
+    "HELP",
     "register",
     "run",
 ]

@@ -62,11 +62,10 @@ COMMAND = "glauber results --rerun kernels"
 
 def window_model(label: str) -> Any:
     """The restricted model of a window of :data:`WINDOWS`, or a toy of :data:`TOYS`."""
-    from glauber.experiments.windows import toy
     from glauber.models import resolve_model, window_spec
 
     if label not in WINDOWS:
-        return toy(label)
+        return resolve_model(label)
     model, chain, sites = WINDOWS[label]
     return resolve_model(window_spec(model, chain, sites))
 

@@ -62,7 +62,6 @@ def no_model(monkeypatch):
 
     monkeypatch.setattr(models, "resolve_model", refuse)
     monkeypatch.setattr(common, "get_model", refuse)
-    monkeypatch.setattr("glauber.commands.certify.resolve_model", refuse)
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))

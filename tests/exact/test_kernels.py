@@ -40,7 +40,7 @@ from glauber.exact.stepping import SiteRowsKernel
 from glauber.testing import models, temperatures
 from glauber.theory.kernels import is_aperiodic, is_irreducible
 from glauber.toy_models import FunctionModel, IsingModel
-from glauber.toy_models.random_models import RandomJointModel
+from glauber.toy_models.random_joint import RandomJointModel
 
 from ..support import states as all_states
 from ..support import table_model
