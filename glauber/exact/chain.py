@@ -419,11 +419,20 @@ class ExactChain:
     def _build_kernel(self) -> sp.csr_matrix:
         """``P``; on the sparse path its symmetrisation too, in the same pass (cached for
         :meth:`spectral_estimate`, sharing the index arrays)."""
-        if self.algebra == "dense":
+        if self.algebra == "dense" or not self.kernel.is_plain:
             return sparse.glauber_csr(self.site_rows())
-        P, A = sparse.kernel_and_symmetrisation(self.site_rows(), self.log_site_rows())
+        P, A = sparse.kernel_and_symmetrisation(self.conditionals(), self.log_conditionals())
         self._cache["A_sym"] = A
         return P
+
+    def _symmetrisation(self) -> sp.csr_matrix:
+        """``A(x, y) = sqrt(P(x, y) P(y, x))``: from the log-conditionals for the paper's kernel
+        (:func:`glauber.exact.sparse.symmetrised_csr`, whose fibre formula needs site laws that
+        ignore ``x_i``), else from ``P`` itself (a random scan's moves come in pairs)."""
+        if self.kernel.is_plain:
+            return sparse.symmetrised_csr(self.log_conditionals())
+        P = self.transition_matrix()
+        return P.multiply(P.T).sqrt().tocsr()
 
     @property
     def algebra(self) -> str:
@@ -902,7 +911,8 @@ class ExactChain:
         # a Metropolis-Hastings site kernel need not be positive semi-definite: 1 + lambda_min
         # of the symmetrisation too (ARPACK, an estimate as the Lanczos gap)
         return self._cached("abs_gap_mh", lambda: min(
-            estimate.absolute_gap, 1.0 + krylov.smallest_eigenvalue(self._cached("A_sym", None))))
+            estimate.absolute_gap, 1.0 + krylov.smallest_eigenvalue(
+                self._cached("A_sym", self._symmetrisation))))
 
     def _dense_gap(self, method: str) -> bool:
         if method not in ("auto", "dense", "lanczos"):
@@ -956,7 +966,7 @@ class ExactChain:
                     return self._lanczos(method)  # raises
                 self.transition_matrix()  # builds the symmetrisation beside P on the sparse path
                 return krylov.lanczos_gap(
-                    self._cached("A_sym", lambda: sparse.symmetrised_csr(self.log_site_rows())),
+                    self._cached("A_sym", self._symmetrisation),
                     self.log_stationary(), float(np.abs(self.log_site_rows()).max()), seed)
             try:
                 pi = self.stationary_solution().pi
