@@ -206,7 +206,12 @@ def render(folder: Path) -> str:
         f"{ACCEPTANCE_CHAINS} chains x {ACCEPTANCE_STEPS} steps from the shipped chain at "
         "tau = 1 (every site free; a step proposes at one site: `moved` counts the accepted "
         "proposals of a new token).\n",
-        acceptance_markdown(accept["items"]) if accept["items"] else "(not run)\n",
+        acceptance_markdown(accept["items"]) if accept["items"] else (
+            f"(not run yet: `{COMMAND}` runs it; a step of a Metropolis-Hastings chain on a "
+            f"full chain of n residues costs n + 1 full-length forwards, about "
+            f"{2 * ACCEPTANCE_CHAINS * ACCEPTANCE_STEPS * 121:,} per model here, beyond this "
+            "2-core machine's budget; the exact acceptance at stationarity on the windows is in "
+            "the tables above.)\n"),
     ]
     return "\n".join(parts)
 

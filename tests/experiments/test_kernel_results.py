@@ -45,7 +45,7 @@ def test_section_is_rendered_from_the_json_and_registered(tmp_path) -> None:
     text = kernel_results.render(folder)
     assert text.startswith(f"```\n{kernel_results.COMMAND}\n```")
     assert f"**{TOY}** (27 states)" in text and "| mh:logits | 1 |" in text
-    assert "(not run)" in text  # no acceptance part yet
+    assert "(not run yet" in text  # no acceptance part yet
     s = section("kernels")
     assert s.render is kernel_results.render and s.refresh is kernel_results.refresh
     assert s.data == "kernels" and s.command == "glauber results --rerun kernels"
