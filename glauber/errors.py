@@ -167,6 +167,10 @@ class MissingDependencyError(GlauberError, ImportError):
     """An optional package needed for this feature is not installed."""
 
 
+#: Errors a user fixes by changing the command line (the ``glauber`` command's exit code 2).
+USAGE_ERRORS = (GlauberInputError, ResumeMismatchError, MissingDependencyError)
+
+
 __all__ = [
     "BracketOnlyError",
     "EstimateOnlyError",
@@ -200,4 +204,5 @@ __all__ = [
     "UnderflowError",
     "PrecisionWarning",
     "MissingDependencyError",
+    "USAGE_ERRORS",
 ]
