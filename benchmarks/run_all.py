@@ -30,6 +30,7 @@ from benchmarks import (
     influence_search_large,
     joints,
     memory,
+    mh_pll,
     sampler,
 )
 from benchmarks.measure import machine_info
@@ -49,6 +50,7 @@ BENCHMARKS: dict[str, tuple[Callable[[], dict], str]] = {
     "influence_search_large": (influence_search_large.run,
                                "python benchmarks/influence_search_large.py"),
     "exact_window": (exact_window.run, "python benchmarks/exact_window.py"),
+    "mh_pll": (mh_pll.run, "python benchmarks/mh_pll.py"),
     "exact_scale": (exact_scale.run, "python benchmarks/exact_scale.py"),
     "diagnostics": (diagnostics.run, "python benchmarks/diagnostics.py"),
     "joints": (joints.run, "python benchmarks/joints.py"),

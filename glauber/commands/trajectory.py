@@ -13,7 +13,7 @@ HELP = ("long chains with checkpoints; traps (perfect/approximate), drift, PCA p
 
 def register(subparsers: Any) -> None:
     """Add the ``trajectory`` parser."""
-    from glauber.commands.arguments import add_common_arguments
+    from glauber.commands.arguments import add_common_arguments, add_kernel_arguments
     from glauber.experiments.trajectory_diagnostics import ENERGY_KINDS
 
     p = subparsers.add_parser(
@@ -22,6 +22,7 @@ def register(subparsers: Any) -> None:
                     "and writes the same bytes as an uninterrupted run.",
     )
     add_common_arguments(p)
+    add_kernel_arguments(p)
     p.add_argument("--tau", type=float, default=1.0, help="temperature (default 1)")
     p.add_argument("--steps", type=int, default=10_000, help="steps per chain (default 10000)")
     p.add_argument("--chains", type=int, default=8,
@@ -55,17 +56,23 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) the chains and print a summary."""
-    from glauber.commands.arguments import command_line
+    from glauber.commands.arguments import command_line, kernel_from
     from glauber.experiments.trajectory import trajectory
     from glauber.models import window_spec
 
+    spec, schedule = kernel_from(args)
     if args.ray is not None:
         print("trajectory: --ray ignored (one sequential run per command)")
     s = trajectory(window_spec(args.model, args.context, args.sites), args.tau, args.steps,
                    args.chains, args.checkpoint_every, args.out, args.seed, args.record_every,
                    args.length, args.window, args.threshold, args.levels, args.device,
-                   not args.no_progress, command_line(), diagnostics=not args.no_diagnostics,
-                   energy=args.energy, starts_from=args.starts_from)
+                   not args.no_progress, command_line(), kernel=spec, anneal=schedule,
+                   diagnostics=not args.no_diagnostics, energy=args.energy,
+                   starts_from=args.starts_from)
+    acceptance = s.get("acceptance")
+    if acceptance is not None:
+        print(f"Metropolis-Hastings acceptance {acceptance['overall']:.3f} over "
+              f"{acceptance['proposed']} proposals (per site in the summary)")
     print(f"{s['n_traps']} traps ({s['n_perfect']} perfect) -> {args.out}/trajectory_summary.json")
     if "diagnostics" in s:
         print(f"diagnostics: {s['diagnostics']['verdict']} -> {args.out}/diagnostics.json")

@@ -13,7 +13,9 @@ enters); every estimator batches its (state, site) queries into as few :meth:`sc
 - :func:`margins`, :func:`escape_probability`: margins, traps, Assumption 1 / Theorem 8;
 - :func:`drift`: Section 5.4, as printed and corrected;
 - :func:`glauber_chains`, :func:`coupling_time`, :func:`maximal_coupling_step`: the sampler and
-  the coupling of Section 6.1;
+  the coupling of Section 6.1, under any kernel of :mod:`glauber.core.kernel_spec` (sweeps,
+  shuffled scans, epsilon mixtures, Metropolis-Hastings, annealing);
+- :func:`pseudo_log_likelihood`: ``sum_k log p_tau(x_k | x_{-k})``, batched and sub-batched;
 - :func:`convergence_diagnostics`: rank-normalised split R-hat, bulk and tail ESS of several
   chains (through ArviZ, the ``diagnostics`` extra);
 - :func:`restrict` (from :mod:`glauber.core.restrict`): the chain on chosen sites of a
@@ -39,7 +41,9 @@ from glauber.estimators.influence_search import (
     search_influence_sweep,
 )
 from glauber.estimators.influence_threshold import rho_lower_bound, tau_no_cert
+from glauber.estimators.kernel_steps import AcceptanceResult
 from glauber.estimators.margins import MarginsResult, margins
+from glauber.estimators.pll import pseudo_log_likelihood
 from glauber.estimators.rectangle import (
     ArnoldPressResult,
     Rectangles,
@@ -51,6 +55,7 @@ from glauber.estimators.sampler import ChainsResult, glauber_chains
 from glauber.estimators.witnesses import RecheckReport, Witness, recheck_witnesses
 
 __all__ = [
+    "AcceptanceResult",
     "ArnoldPressResult",
     "Basin",
     "ChainsResult",
@@ -73,6 +78,7 @@ __all__ = [
     "influence",
     "margins",
     "maximal_coupling_step",
+    "pseudo_log_likelihood",
     "recheck_witnesses",
     "rectangle_test",
     "restrict",
