@@ -21,7 +21,6 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import (
-    diagnostics,
     estimators,
     exact_chain,
     exact_scale,
@@ -52,7 +51,6 @@ BENCHMARKS: dict[str, tuple[Callable[[], dict], str]] = {
     "exact_window": (exact_window.run, "python benchmarks/exact_window.py"),
     "mh_pll": (mh_pll.run, "python benchmarks/mh_pll.py"),
     "exact_scale": (exact_scale.run, "python benchmarks/exact_scale.py"),
-    "diagnostics": (diagnostics.run, "python benchmarks/diagnostics.py"),
     "joints": (joints.run, "python benchmarks/joints.py"),
 }
 
