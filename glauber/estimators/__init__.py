@@ -10,6 +10,8 @@ enters); every estimator batches its (state, site) queries into as few :meth:`sc
   corrected Theorem 5 certificates; :func:`search_influence` searches for their suprema, every
   entry realised by a :class:`Witness` (:func:`recheck_witnesses` re-evaluates them), and
   :func:`rho_lower_bound` / :func:`tau_no_cert` say where no certificate can exist;
+  :func:`influence_upper_bound` bounds them from above over every context (closed forms,
+  tabulation, or the weights of a LayerNorm head), with the certificates it proves;
 - :func:`margins`, :func:`escape_probability`: margins, traps, Assumption 1 / Theorem 8;
 - :func:`drift`: Section 5.4, as printed and corrected;
 - :func:`glauber_chains`, :func:`coupling_time`, :func:`maximal_coupling_step`: the sampler and
@@ -36,6 +38,11 @@ from glauber.estimators.influence_search import (
     search_influence_sweep,
 )
 from glauber.estimators.influence_threshold import rho_lower_bound, tau_no_cert
+from glauber.estimators.influence_upper import (
+    InfluenceUpperBound,
+    UpperBoundSource,
+    influence_upper_bound,
+)
 from glauber.estimators.margins import MarginsResult, margins
 from glauber.estimators.rectangle import (
     ArnoldPressResult,
@@ -56,6 +63,8 @@ __all__ = [
     "EscapeResult",
     "InfluenceResult",
     "InfluenceSearchResult",
+    "InfluenceUpperBound",
+    "UpperBoundSource",
     "MarginsResult",
     "RecheckReport",
     "RectangleTestResult",
@@ -66,6 +75,7 @@ __all__ = [
     "escape_probability",
     "glauber_chains",
     "influence",
+    "influence_upper_bound",
     "margins",
     "maximal_coupling_step",
     "recheck_witnesses",

@@ -17,15 +17,26 @@ maximal slope of the sigmoid; see :mod:`glauber.theory.symbolic`).
 
 Corollary 7 (true as printed): if ``max_i sum_{j != i} Delta_ij < 4 tau`` then the paper's
 row-sum ``alpha(tau) < 1``.
+
+Rigorous upper bounds (docs/theory.md, "Upper bounds on influence"): an
+:class:`OscillationBound` is a tau-free matrix ``>= Delta`` entrywise together with the argument
+that gives it; :func:`influence_matrix_upper` turns it into ``C(tau)`` with every rounding
+upward, and :func:`pairwise_oscillation` is the exact oscillation of pairwise (Ising, Potts)
+scores.
 """
 
 from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from glauber.core.validation import as_real_array, check_square_matrix, check_tau
 from glauber.errors import InvalidParameterError
+from glauber.theory.floating import UNIT_ROUNDOFF, gamma
 
 
 def _oscillations(delta: ArrayLike) -> np.ndarray:
@@ -215,7 +226,159 @@ def corollary7_holds(Delta: ArrayLike, tau: float) -> bool:
     return bool(np.max(_offdiag_row_sums(arr)) < 4.0 * tau)
 
 
+@dataclass(frozen=True)
+class OscillationBound:
+    """A tau-free upper bound ``Delta[i, j] >= Delta_ij`` on Lemma 6's oscillation, and its argument.
+
+    Models that can bound their own oscillation return one from ``oscillation_upper_bound()``
+    (pairwise toys in closed form, masked LMs from the weights of their head);
+    :func:`glauber.estimators.influence_upper_bound` turns it into ``C(tau)``.
+
+    Attributes
+    ----------
+    Delta : numpy.ndarray, shape (n, n)
+        Finite, ``>= 0``, zero diagonal; an upper bound on the oscillation of the scores the
+        model returns (floating point included), entry by entry.
+    method : str
+        The argument: ``"closed-form"`` (pairwise couplings), ``"layernorm-head"`` (the weights
+        of a LayerNorm -> linear head), ...
+    details : dict
+        What the argument used (JSON-safe values), for the certificate.
+    """
+
+    Delta: np.ndarray
+    method: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def restricted(self, sites: Any) -> "OscillationBound":
+        """The bound of the chain on ``sites`` only (a window: every window context is a
+        context of the full chain, so the full chain's bound holds on it)."""
+        idx = np.asarray(sites, dtype=np.int64)
+        return OscillationBound(self.Delta[np.ix_(idx, idx)].copy(), self.method,
+                                dict(self.details))
+
+
+def influence_matrix_upper(Delta: ArrayLike, tau: float) -> np.ndarray:
+    """``tanh(Delta / (4 tau))`` entrywise, every floating-point step rounded upward.
+
+    The sharper Lemma 6 (``c_ij <= tanh(Delta_ij / (4 tau))``) with an argument computed as
+    ``Delta / tau / 4`` and nudged one ulp up after each operation, and ``tanh`` (within a few
+    ulps in the C library) multiplied by ``1 + 4 u`` and nudged up again; clipped to 1 (a TV is
+    at most 1). So the returned float is never below the exact ``tanh(Delta_ij / (4 tau))``
+    of the float ``Delta_ij`` (docs/theory.md, "Upper bounds on influence").
+
+    Parameters
+    ----------
+    Delta : array_like, shape (n, n)
+        Oscillation upper bounds (finite, >= 0); the diagonal is ignored.
+    tau : float
+        Temperature, > 0.
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, n), zero diagonal.
+
+    Raises
+    ------
+    InvalidTemperatureError
+        If ``tau`` is not finite and > 0.
+    InvalidParameterError
+        If ``Delta`` is not a finite non-negative square matrix.
+
+    Examples
+    --------
+    >>> c = influence_matrix_upper([[0.0, 4.0], [0.0, 0.0]], 1.0)
+    >>> bool(c[0, 1] >= np.tanh(1.0)) and c[0, 1] - np.tanh(1.0) < 1e-15
+    True
+    """
+    tau = check_tau(tau)
+    arr = check_square_matrix(Delta, "Delta")
+    u = UNIT_ROUNDOFF["float64"]
+    with np.errstate(over="ignore"):
+        x = np.nextafter(arr / tau, np.inf)
+    x = np.where(arr > 0, np.nextafter(x * 0.25, np.inf), 0.0)
+    t = np.where(arr > 0, np.nextafter(np.tanh(x) * (1.0 + 4.0 * u), np.inf), 0.0)
+    out = np.minimum(t, 1.0)
+    np.fill_diagonal(out, 0.0)
+    return out
+
+
+def pairwise_oscillation(K: ArrayLike, score_error: ArrayLike | None = None) -> np.ndarray:
+    """Exact oscillation (Lemma 6) of pairwise scores, plus their rounding.
+
+    For scores ``s_i(a; x) = h_i(a) + sum_{k != i} K[i, k, a, x_k]`` (Ising, Potts, asymmetric
+    Ising, Curie–Weiss), changing ``x_j`` from ``b`` to ``b'`` changes ``s_i(a)`` by
+    ``K[i, j, a, b] - K[i, j, a, b']`` whatever the other sites hold, so
+
+    ``Delta_ij = max_{b, b'} [max_a (K[i,j,a,b] - K[i,j,a,b']) - min_a (K[i,j,a,b] - K[i,j,a,b'])]``
+
+    exactly (Ising with spins ``+-1``: ``4 |J_ij|``; Potts: ``2 |J_ij|``). A model computes its
+    scores in floating point: if each computed score at site ``i`` is within
+    ``score_error[i]`` of the exact one, the computed oscillation is within
+    ``4 score_error[i]`` of the exact one, which is added. Every step is rounded upward.
+
+    Parameters
+    ----------
+    K : array_like, shape (n, n, q, q)
+        ``K[i, k, a, b]``: the contribution of ``x_k = b`` to ``s_i(a)`` (finite).
+    score_error : array_like, shape (n,), optional
+        Bound on ``|computed - exact|`` of site ``i``'s scores (default 0).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, n)
+        ``>= Delta_ij`` of the computed scores; zero diagonal.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``K`` is not a finite ``(n, n, q, q)`` array or ``score_error`` is malformed.
+
+    Examples
+    --------
+    >>> s = np.array([-1.0, 1.0])
+    >>> K = np.zeros((2, 2, 2, 2)); K[0, 1] = K[1, 0] = 0.5 * np.outer(s, s)
+    >>> pairwise_oscillation(K).tolist()
+    [[0.0, 2.0], [2.0, 0.0]]
+    """
+    arr = as_real_array(K, "pairwise couplings K")
+    if arr.ndim != 4 or arr.shape[0] != arr.shape[1] or arr.shape[2] != arr.shape[3]:
+        raise InvalidParameterError(f"K must have shape (n, n, q, q), got {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise InvalidParameterError("K holds NaN or infinite couplings; pass finite values")
+    n = arr.shape[0]
+    err = np.zeros(n) if score_error is None else as_real_array(score_error, "score_error")
+    if err.shape != (n,) or not np.isfinite(err).all() or np.any(err < 0):
+        raise InvalidParameterError(f"score_error must be n = {n} finite values >= 0")
+    spread = np.empty((n, n))
+    for i in range(n):  # one site at a time: n q^3 values
+        diff = arr[i][:, :, :, None] - arr[i][:, :, None, :]  # [k, a, b, b']
+        spread[i] = (diff.max(axis=1) - diff.min(axis=1)).max(axis=(1, 2))
+    u = UNIT_ROUNDOFF["float64"]
+    # two subtractions in float64 (each within u relative), then the rounding of the scores
+    out = np.nextafter(spread * (1.0 + gamma(3, u)) + 4.0 * err[:, None], np.inf)
+    np.fill_diagonal(out, 0.0)
+    return out
+
+
+def dot_rounding(magnitude: float, terms: int, unit: float = UNIT_ROUNDOFF["float64"]) -> float:
+    """Bound on ``|fl(sum of terms products) - exact|`` for a sum whose absolute terms add up to
+    ``magnitude`` (Higham 2002, eq. 3.5: ``gamma_terms`` relative to the absolute sum), rounded
+    up; any summation order, with or without fused multiply-adds.
+
+    Examples
+    --------
+    >>> dot_rounding(1.0, 3) > 3 * 2.0**-53
+    True
+    """
+    return math.nextafter(gamma(int(terms), unit) * float(magnitude), math.inf)
+
+
 __all__ = [
+    "OscillationBound",
+    "dot_rounding",
+    "influence_matrix_upper",
+    "pairwise_oscillation",
     "corollary7_alpha_bound",
     "corollary7_holds",
     "influence_matrix_bound",

@@ -14,6 +14,8 @@ from scipy.special import gammaln, logsumexp
 
 from glauber.core.validation import check_finite_float, check_positive_int
 from glauber.exact.count_chain import CountChain, curie_weiss_gap
+from glauber.theory.floating import UNIT_ROUNDOFF, gamma
+from glauber.theory.influence_bounds import OscillationBound, pairwise_oscillation
 from glauber.toy_models.base import ToyModel
 from glauber.toy_models.ising import spins
 
@@ -57,6 +59,20 @@ class CurieWeissModel(ToyModel):
         others = s.sum(axis=1) - s[:, site]
         f = self.field + (self.alpha / self.n) * others
         return np.stack([-f, f], axis=1)
+
+    def oscillation_upper_bound(self) -> OscillationBound:
+        """Lemma 6's oscillation in closed form: ``4 |c|`` with ``c = fl(alpha / n)`` the pair
+        coupling the scores use (the spin sum is exact in float64), plus the rounding of
+        ``field + c * others`` (two operations: ``gamma_2`` of ``|field| + |c| (n - 1)``)."""
+        c = self.alpha / self.n
+        J = np.full((self.n, self.n), c)
+        np.fill_diagonal(J, 0.0)
+        s = np.array([-1.0, 1.0])
+        K = J[:, :, None, None] * np.outer(s, s)[None, None, :, :]
+        err = np.full(self.n, gamma(2, UNIT_ROUNDOFF["float64"])
+                      * (abs(self.field) + abs(c) * (self.n - 1)))
+        return OscillationBound(pairwise_oscillation(K, err), "closed-form",
+                                {"scores": "curie-weiss: s(a) (h + (alpha/n) sum_k s(x_k))"})
 
     def log_weight(self, states: np.ndarray) -> np.ndarray:
         """Gibbs log-weight at ``tau = 1``: ``(alpha/n) sum_{i<j} s_i s_j + h sum_i s_i``.
