@@ -35,13 +35,14 @@ from glauber.errors import InvalidParameterError
 from glauber.estimators.coupling import CouplingResult
 from glauber.estimators.drift import DriftResult
 from glauber.estimators.influence import InfluenceResult
+from glauber.estimators.influence_bracket import InfluenceBracket
 from glauber.estimators.margins import MarginsResult
 from glauber.estimators.rectangle import RectangleTestResult
 from glauber.exact.rectangles import RectangleSummary
 from glauber.theory.contraction import ContractionCertificate
 
 #: Stages of :func:`~glauber.certify.certify`, in order (the names given to ``progress``).
-STAGES = ("table", "rectangles", "influence", "margins", "drift", "coupling", "exact")
+STAGES = ("table", "rectangles", "influence", "bracket", "margins", "drift", "coupling", "exact")
 
 
 class ClaimKey(str, enum.Enum):
@@ -52,6 +53,7 @@ class ClaimKey(str, enum.Enum):
     THEOREM5_PRINTED = "thm5-printed"
     COROLLARY7 = "cor7"
     THEOREM5_OSCILLATION = "thm5-oscillation"
+    THEOREM5_UPPER = "thm5-upper"
     THEOREM8_TRAP = "thm8-trap"
     THEOREM8_BASIN = "thm8-basin"
     DRIFT_PRINTED = "drift-printed"
@@ -159,7 +161,7 @@ class Source(JsonResult):
 class Timings(JsonResult):
     """Wall-clock seconds per stage and in ``total``; ``rows``: conditionals asked of the model
     (including one probe row). ``table``: the score table of an exact chain, ``exact``: the exact
-    values (both 0 when no chain was built); ``load`` is
+    values (both 0 when no chain was built), ``bracket``: the bracket (0 when skipped); ``load`` is
     filled in by callers that load the model (the command line)."""
 
     table: float
@@ -172,6 +174,7 @@ class Timings(JsonResult):
     total: float
     rows: int
     load: float | None = None
+    bracket: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -231,6 +234,10 @@ class Certificate:
     source : Source or None
         How to rebuild the model (set by the ``glauber certify`` command; None for a model
         passed from Python).
+    bracket : InfluenceBracket or None
+        ``tau_no_cert`` (no Theorem 5 certificate can exist) and ``tau_cert`` (one is proved
+        from a rigorous upper bound on C), with the upper-bound matrix at ``tau``
+        (:func:`glauber.estimators.influence_bracket.influence_bracket`); None when skipped.
     """
 
     model: str
@@ -257,6 +264,7 @@ class Certificate:
     exact: ExactValues | None = None
     exact_note: str = ""
     source: Source | None = None
+    bracket: InfluenceBracket | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe nested dict (arrays and tuples as lists, ``inf`` as ``"inf"``)."""

@@ -21,6 +21,7 @@ from glauber.core.claims import Claim
 from glauber.estimators.coupling import CouplingResult
 from glauber.estimators.drift import DriftResult
 from glauber.estimators.influence import InfluenceResult
+from glauber.estimators.influence_bracket import InfluenceBracket
 from glauber.estimators.margins import MarginsResult
 from glauber.estimators.rectangle import RectangleTestResult
 
@@ -38,11 +39,13 @@ def build_claims(
     drift_band: DriftResult,
     coupling: CouplingResult | None,
     exact: ExactValues | None,
+    bracket: InfluenceBracket | None = None,
 ) -> tuple[Claim, ...]:
     """The claims of one certificate, in order: Proposition 4; Theorem 5 corrected and as
-    printed; Corollary 7; corrected Theorem 5 on ``tanh(Delta / (4 tau))``; Theorem 8 on the best
-    perfect trap (and on the caller's basin when there is one); Section 5.4 as printed and
-    corrected; Section 6.1 coupling.
+    printed; Corollary 7; corrected Theorem 5 on ``tanh(Delta / (4 tau))``; corrected Theorem 5
+    on the rigorous upper bound of the bracket (when computed); Theorem 8 on the best perfect
+    trap (and on the caller's basin when there is one); Section 5.4 as printed and corrected;
+    Section 6.1 coupling.
 
     Parameters
     ----------
@@ -57,6 +60,8 @@ def build_claims(
         The stage results of :func:`~glauber.certify.certify`.
     exact : ExactValues or None
         Exact values of the chain, when known.
+    bracket : InfluenceBracket or None
+        The bracket stage's result.
 
     Returns
     -------
@@ -68,6 +73,7 @@ def build_claims(
         _printed_contraction_claim(infl),
         _corollary7_claim(infl),
         _oscillation_claim(infl, eps, exact),
+        *(() if bracket is None else (_upper_claim(bracket, exact),)),
         _trap_claim(marg, exact, eps),
     ]
     if basin is not None:
@@ -254,6 +260,35 @@ def _oscillation_claim(r: InfluenceResult, eps: float, exact: ExactValues | None
         "bounds are known",
         rigorous=held and r.exhaustive,
         **(_against_tmix(c.best_bound, exact) if held and r.exhaustive else {}),
+    )
+
+
+def _upper_claim(b: InfluenceBracket, exact: ExactValues | None) -> Claim:
+    held = b.certified_at_tau
+    where = ("" if b.tau_cert is None else
+             f"; the upper bound certifies from tau = {b.tau_cert:.4g}"
+             + (" (and at every larger tau)" if b.upper_monotone else ""))
+    if b.upper_C is None:
+        certifies = f"nothing: {b.note}"
+    elif held:
+        certifies = (f"t_mix({b.eps:g}) <= {_fmt(b.tmix_bound)} steps, from an upper bound on C "
+                     f"over every context ({b.upper_method})" + where)
+    else:
+        rho = b.rho_upper[b.grid.index(b.tau)]
+        certifies = (f"nothing at this tau: the rigorous upper bound on C ({b.upper_method}) "
+                     f"has spectral radius <= {rho:.4g}, not < 1" + where)
+    return Claim(
+        key=ClaimKey.THEOREM5_UPPER.value,
+        statement="Corrected Theorem 5 on a rigorous upper bound C_up >= c(tau) over every "
+        "context (exact table, pairwise closed form, or the weights of a LayerNorm head): if "
+        "rho(C_up) < 1, t_mix(eps) is bounded",
+        hypothesis_held=bool(held),
+        certifies=certifies,
+        bound=b.tmix_bound,
+        caveat="every entry of C_up and every step of the certificate is rounded upward; an "
+        "upper bound from the weights alone holds for every context and is loose",
+        rigorous=bool(held),
+        **(_against_tmix(b.tmix_bound, exact) if held else {}),
     )
 
 

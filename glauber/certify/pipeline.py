@@ -39,13 +39,28 @@ from glauber.core.validation import (
     check_positive_int,
     check_tau,
 )
-from glauber.errors import BasinError, InvalidParameterError, StateSpaceTooLargeError
+from glauber.errors import (
+    BasinError,
+    InvalidParameterError,
+    StateSpaceTooLargeError,
+    UnboundableModelError,
+)
 from glauber.estimators.coupling import CouplingResult, coupling_time
 from glauber.estimators.drift import DriftResult, drift
 from glauber.estimators.escape import Basin, evaluate_basin
 from glauber.estimators.influence import InfluenceResult, influence
+from glauber.estimators.influence_bracket import (
+    InfluenceBracket,
+    WitnessCurve,
+    exact_lower,
+    fixed_lower,
+    influence_bracket,
+)
+from glauber.estimators.influence_upper import TABULATE_MAX_STATES, UpperBoundSource
 from glauber.estimators.margins import MarginsResult, margins
 from glauber.estimators.rectangle import RectangleTestResult, rectangle_test
+from glauber.estimators.score_cache import MemoisedModel
+from glauber.estimators.witnesses import reduced_precision
 from glauber.exact.chain import ExactChain
 from glauber.exact.score_table import table_queries
 
@@ -83,6 +98,7 @@ def certify(
     progress: Any = None,
     batch_size: int = 128,
     device: str = "cpu",
+    bracket: bool = True,
 ) -> Certificate:
     """Run every estimator on ``model`` at temperature ``tau`` and state what is certified.
 
@@ -108,6 +124,15 @@ def certify(
        skipped when ``n_pairs = 0``).
     6. exact: with ``exact``, the exact values of the chain
        (:func:`~glauber.certify.exact.exact_values`), and the claims are confronted with them.
+
+    With ``bracket`` (after the influence stage, at no extra model row): the bracket
+    ``tau_no_cert < tau_cert`` (:func:`~glauber.estimators.influence_bracket.influence_bracket`):
+    a rigorous upper bound on ``C`` over every context
+    (:func:`~glauber.estimators.influence_upper_bound`: exact from the table of a small chain,
+    a closed form for pairwise toys, the weights of a masked LM's LayerNorm head), the lowest
+    temperature where it certifies and its ``t_mix`` bound at ``tau``; and the highest
+    temperature where the influence stage's realised values (exact, or the search's witnesses
+    re-evaluated from the memo of its queries) prove that no certificate exists.
 
     With ``exact``, the chain's score table is built first (stage ``table``: ``n q^(n-1)``
     queries, kept on disk for models with a ``cache_key`` such as a :func:`glauber.core.restrict`
@@ -153,6 +178,8 @@ def certify(
         Most rows per :meth:`scores` call.
     device : str
         Device of the exact chain's dense algebra (``"cpu"``: numpy; else torch there).
+    bracket : bool
+        Compute the bracket (see above).
 
     Returns
     -------
@@ -264,8 +291,16 @@ def certify(
     contexts = xs[: settings.n_contexts]
     with tracker.stage("rectangles", seconds):
         incompat = _incompatibility(work, xs, tau, settings_work, rngs[1])
+    # the search's queries are memoised so the bracket re-reads its witnesses' scores for free
+    memo = (MemoisedModel(work, settings_work.batch_size)
+            if bracket and not settings.exhaustive and settings.search_budget else None)
     with tracker.stage("influence", seconds):
-        infl = _influence(work, tau, contexts, settings_work, eps, rngs[2], max_exhaustive_states)
+        infl = _influence(memo or work, tau, contexts, settings_work, eps, rngs[2],
+                          max_exhaustive_states)
+    with tracker.stage("bracket", seconds):
+        brk = (_bracket(work, tau, eps, infl, memo, max(TABULATE_MAX_STATES,
+                                                        max_exhaustive_states))
+               if bracket else None)
     with tracker.stage("margins", seconds):
         marg = margins(work, xs, tau=tau, batch_size=settings_work.batch_size)
         basin_result = None
@@ -306,11 +341,12 @@ def certify(
         drift_band=drift_band,
         coupling=coup,
         claims=build_claims(name, eps, labels, settings, incompat, infl, marg, basin_result,
-                            drift_at_states, drift_band, coup, values),
+                            drift_at_states, drift_band, coup, values, brk),
         timings=timings,
         versions=software_versions(),
         exact=values,
         exact_note=note,
+        bracket=brk,
     )
 
 
@@ -345,6 +381,33 @@ def _influence(
         batch_size=settings.batch_size, eps=eps, max_states=max_states,
         search_budget=settings.search_budget,
     )
+
+
+def _bracket(
+    model: ConditionalModel,
+    tau: float,
+    eps: float,
+    infl: InfluenceResult,
+    memo: MemoisedModel | None,
+    max_states: int,
+) -> InfluenceBracket:
+    """The bracket from a rigorous upper bound (when the model has one) and the influence
+    stage's realised values: the exact table, the search's witnesses, or the sample at ``tau``."""
+    try:
+        source, missing = UpperBoundSource(model, max_states=max_states), ""
+    except UnboundableModelError as exc:
+        source, missing = None, str(exc)
+    rows = 0
+    if source is not None and source.tabulated:
+        lower, how = exact_lower(source), "exact (table)"
+    elif memo is not None and infl.witnesses:
+        curve = WitnessCurve(memo.cache, infl.witnesses, reduced_precision(model))
+        lower, how, rows = curve, "search witnesses", int(infl.queries) + curve.rows
+    else:
+        how = "exact (at tau only)" if infl.exhaustive else "sampled (at tau only)"
+        lower = fixed_lower(tau, infl.rho_lower)
+    return influence_bracket(source, tau, lower=lower, lower_method=how, eps=eps,
+                             lower_rows=rows, upper_missing=missing)
 
 
 def _basin(

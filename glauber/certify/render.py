@@ -23,6 +23,7 @@ _SHORT = {
     "thm5-printed": "Theorem 5 as printed (one-step contraction)",
     "cor7": "Corollary 7 (alpha from score oscillations)",
     "thm5-oscillation": "Theorem 5 on tanh(Delta/4tau)",
+    "thm5-upper": "Theorem 5 on a rigorous upper bound of C",
     "thm8-trap": "Theorem 8 on a perfect trap",
     "thm8-basin": "Theorem 8 on the given basin",
     "drift-printed": "Section 5.4 as printed (drift)",
@@ -65,8 +66,28 @@ def verdict_lines(cert: Certificate) -> list[str]:
         out += [f"    - {item}" for item in items]
     out += _wrap("not known here (the statement gives nothing on these numbers): "
                  + ("; ".join(unknown) if unknown else "none"), "  ")
+    sentence = bracket_sentence(cert)
+    if sentence:
+        out += _wrap(sentence, "  ")
     out += _wrap(LEGEND, "  ")
     return out
+
+
+def bracket_sentence(cert: Certificate) -> str:
+    """The bracket in one sentence ("" when the certificate has none): where no Theorem 5
+    certificate can exist, where one is proved, and their ratio."""
+    b = cert.bracket
+    if b is None:
+        return ""
+    no = ("no temperature was shown to rule a certificate out" if b.tau_no_cert is None else
+          f"no Theorem 5 certificate can exist at tau = {b.tau_no_cert:.4g} ({b.lower_method})")
+    yes = ("no rigorous upper bound certifies at any temperature tried"
+           + (f" ({b.upper_method})" if b.upper_method != "none" else "")
+           if b.tau_cert is None else
+           f"one is proved from tau = {b.tau_cert:.4g}"
+           + (" on" if b.upper_monotone else "") + f" ({b.upper_method} upper bound)")
+    ratio = "" if b.ratio is None else f"; ratio tau_cert / tau_no_cert = {b.ratio:.3g}"
+    return f"bracket: {no}; {yes}{ratio}."
 
 
 def _brief(text: str, limit: int = 110) -> str:

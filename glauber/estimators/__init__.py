@@ -32,6 +32,11 @@ from glauber.estimators.coupling import (
 from glauber.estimators.drift import DriftResult, drift
 from glauber.estimators.escape import Basin, EscapeResult, escape_probability
 from glauber.estimators.influence import InfluenceResult, influence
+from glauber.estimators.influence_bracket import (
+    InfluenceBracket,
+    WitnessCurve,
+    influence_bracket,
+)
 from glauber.estimators.influence_search import (
     InfluenceSearchResult,
     search_influence,
@@ -61,6 +66,7 @@ __all__ = [
     "CouplingResult",
     "DriftResult",
     "EscapeResult",
+    "InfluenceBracket",
     "InfluenceResult",
     "InfluenceSearchResult",
     "InfluenceUpperBound",
@@ -75,6 +81,7 @@ __all__ = [
     "escape_probability",
     "glauber_chains",
     "influence",
+    "influence_bracket",
     "influence_upper_bound",
     "margins",
     "maximal_coupling_step",
@@ -86,5 +93,6 @@ __all__ = [
     "search_influence_sweep",
     "tau_no_cert",
     "Witness",
+    "WitnessCurve",
     "RestrictedModel",
 ]

@@ -242,6 +242,11 @@ class UpperBoundSource:
             D = np.minimum(D, self._closed)
         return D
 
+    @property
+    def tabulated(self) -> bool:
+        """The exact values of a table are part of the bound."""
+        return self._table is not None
+
     # -------------------------------------------------------------------------- at tau
     def tabulated_C(self, tau: float) -> tuple[np.ndarray, float]:
         """The exact supremum of Definition 2 from the table, plus rounding, and the rounding."""
