@@ -116,6 +116,8 @@ def format_certificate(cert: Certificate) -> str:
         ("model", _model_section(cert)),
         ("incompatibility (Proposition 4, rectangle test)", _incompatibility_section(cert)),
         ("influence & Theorem 5", _influence_section(cert)),
+        *((("bracket (tau_no_cert < tau_cert)", _bracket_section(cert)),)
+          if cert.bracket is not None else ()),
         ("margins & Theorem 8", _margins_section(cert)),
         *((("exact chain (every state)", _exact_section(cert)),) if cert.exact else ()),
         ("drift (Section 5.4)", _drift_section(cert)),
@@ -364,6 +366,34 @@ def _claims_section(cert: Certificate) -> list[str]:
     return out
 
 
+def _bracket_section(cert: Certificate) -> list[str]:
+    """Both sides of the bracket: where no certificate can exist, where one is proved."""
+    b = cert.bracket
+    at = b.grid.index(b.tau) if b.tau in b.grid else None
+    rows = [
+        _row("tau_no_cert (no certificate)", b.tau_no_cert, f"({b.lower_method})"),
+        _row("tau_cert (certificate proved)", b.tau_cert, f"({b.upper_method}"
+             + (", and every larger tau)" if b.upper_monotone else ")")),
+        _row("ratio tau_cert / tau_no_cert", b.ratio),
+    ]
+    if at is not None:
+        rows.append(_row(f"rho(c) at tau = {b.tau:g}: bounds", b.rho_lower[at], b.rho_upper[at]))
+    rows += [
+        _row(f"proved t_mix({b.eps:g}) at tau", b.tmix_bound if b.certified_at_tau else
+             "none (the upper bound does not certify here)"),
+        _row("criterion", b.criterion),
+        _row("temperatures evaluated", f"{len(b.grid)} (grid, then bisection to a relative "
+             f"{b.bisection_rtol:g})"),
+        _row("cost: upper / lower side", f"{b.upper_rows} rows, {b.upper_seconds:.3g} s / "
+             f"{b.lower_rows} rows, {b.lower_seconds:.3g} s"),
+    ]
+    if b.details:
+        rows.append(_row("upper bound from", ", ".join(f"{k} {v}" for k, v in b.details.items())))
+    if b.note:
+        rows += _wrap("note: " + b.note, "  ")
+    return rows
+
+
 def _timings_section(cert: Certificate) -> list[str]:
     t = cert.timings
     rate = t.rows / t.total if t.total > 0 else math.inf
@@ -372,6 +402,7 @@ def _timings_section(cert: Certificate) -> list[str]:
         *([_row("score table of the exact chain (s)", t.table)] if cert.exact else []),
         *(_row(f"{name} (s)", getattr(t, name))
           for name in ("rectangles", "influence", "margins", "drift", "coupling")),
+        *([_row("bracket (s)", t.bracket)] if cert.bracket is not None else []),
         *([_row("exact values (s)", t.exact)] if cert.exact else []),
         _row("certify total (s)", t.total),
         _row("conditionals asked (rows/s)", t.rows, f"({rate:.1f}/s)"),

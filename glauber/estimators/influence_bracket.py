@@ -308,6 +308,9 @@ def influence_bracket(
         no_upper if upper is None else upper.rho, None if lower is None else lower_timed,
         taus, rtol)
     at_tau = None if upper is None else upper.at(tau, eps)
+    _, low_tau = evals[tau]  # both sides are always reported at the requested tau
+    evals[tau] = (math.inf if at_tau is None else at_tau.spectral_radius,
+                  low_tau if lower is None or not math.isnan(low_tau) else float(lower(tau)))
     grid_out = tuple(sorted(evals))
     ratio = (tau_cert / tau_no_cert if tau_cert is not None and tau_no_cert is not None
              else None)
