@@ -6,7 +6,8 @@ each command left in ``RESULTS_DIR/<name>/``, and renders the rectangle table (l
 Table 1), the certificate tables, the figures with the command that regenerates each, and a
 paragraph comparing the findings with the paper's. With ``--windows DIR`` it puts first the
 in-context section of :mod:`glauber.experiments.windows` (rectangles by window length in context
-and as framed fragments, exact window chains beside toys) from the JSON in ``DIR``.
+and as framed fragments, exact window chains beside toys) from the JSON in ``DIR``; with
+``--brackets DIR`` the bracket section of :mod:`glauber.experiments.brackets` after it.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from glauber.core.io import atomic_write_text
+from glauber.experiments.brackets import brackets_markdown
 from glauber.experiments.compare import certificate_table, margin_table, rectangle_table
 from glauber.experiments.windows import windows_command, windows_markdown
 
@@ -114,10 +116,12 @@ def findings(compare: dict | None, alphas: dict[str, dict], phases: dict[str, di
     return "\n\n".join(parts) + "\n"
 
 
-def render(results: Path, docs: Path, seconds: float | None, windows: Path | None = None) -> str:
+def render(results: Path, docs: Path, seconds: float | None, windows: Path | None = None,
+           brackets: Path | None = None) -> str:
     """The Markdown of ``docs/results.md``; copies the figures into ``docs/figures``.
 
-    ``windows``: a folder of :mod:`glauber.experiments.windows` results, rendered first.
+    ``windows``: a folder of :mod:`glauber.experiments.windows` results, rendered first;
+    ``brackets``: a folder of :mod:`glauber.experiments.brackets` results, rendered next.
     """
     commands = _commands(results)
     figures = docs / "figures"
@@ -162,6 +166,7 @@ def render(results: Path, docs: Path, seconds: float | None, windows: Path | Non
         "command that regenerates it; rerunning a command in the same folder resumes it.\n"
         + took + "\n"
         + ("" if windows is None else windows_markdown(windows, windows_command(windows)) + "\n")
+        + ("" if brackets is None else brackets_markdown(brackets) + "\n")
         + "## Findings against the paper\n\n"
         + findings(compare, alphas, phases, trajectories) + "\n## Runs\n\n"
         + "\n".join(sections)
@@ -176,9 +181,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=None)
     parser.add_argument("--windows", type=Path, default=None,
                         help="results of python -m glauber.experiments.windows to render first")
+    parser.add_argument("--brackets", type=Path, default=None,
+                        help="results of python -m glauber.experiments.brackets to render next")
     args = parser.parse_args(argv)
     atomic_write_text(args.docs / "results.md",
-                      render(args.results, args.docs, args.seconds, args.windows))
+                      render(args.results, args.docs, args.seconds, args.windows,
+                             args.brackets))
     return 0
 
 

@@ -513,13 +513,13 @@ def windows_command(out: Path) -> str:
     return f"python -m glauber.experiments.windows --out {out} --doc docs/results.md"
 
 
-def splice(doc: Path, block: str) -> None:
-    """Replace the marked block of ``doc`` by ``block`` (insert it before the first ``## ``
-    heading when ``doc`` has none)."""
+def splice(doc: Path, block: str, begin: str = BEGIN, end: str = END) -> None:
+    """Replace the block of ``doc`` marked by ``begin`` and ``end`` by ``block`` (insert it
+    before the first ``## `` heading when ``doc`` has none)."""
     text = doc.read_text(encoding="utf-8")
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        tail = rest.split(END, 1)[1].lstrip("\n")
+    if begin in text and end in text:
+        head, rest = text.split(begin, 1)
+        tail = rest.split(end, 1)[1].lstrip("\n")
         text = head + block + "\n" + tail
     else:
         at = text.index("\n## ") + 1
