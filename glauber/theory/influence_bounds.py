@@ -315,7 +315,9 @@ def pairwise_oscillation(K: ArrayLike, score_error: ArrayLike | None = None) -> 
     exactly (Ising with spins ``+-1``: ``4 |J_ij|``; Potts: ``2 |J_ij|``). A model computes its
     scores in floating point: if each computed score at site ``i`` is within
     ``score_error[i]`` of the exact one, the computed oscillation is within
-    ``4 score_error[i]`` of the exact one, which is added. Every step is rounded upward.
+    ``4 score_error[i]`` of the exact one, which is added where site ``j`` enters at all (a
+    zero coupling adds ``+-0`` to the computed scores, which are then bitwise independent of
+    ``x_j``). Every step is rounded upward.
 
     Parameters
     ----------
@@ -355,8 +357,12 @@ def pairwise_oscillation(K: ArrayLike, score_error: ArrayLike | None = None) -> 
         diff = arr[i][:, :, :, None] - arr[i][:, :, None, :]  # [k, a, b, b']
         spread[i] = (diff.max(axis=1) - diff.min(axis=1)).max(axis=(1, 2))
     u = UNIT_ROUNDOFF["float64"]
-    # two subtractions in float64 (each within u relative), then the rounding of the scores
-    out = np.nextafter(spread * (1.0 + gamma(3, u)) + 4.0 * err[:, None], np.inf)
+    # two subtractions in float64 (each within u relative), then the rounding of the scores;
+    # a site that does not enter (K[i, j] = 0) adds terms +-0 whatever x_j is: bitwise the same
+    # computed scores, no rounding to pay
+    coupled = np.any(arr != 0.0, axis=(2, 3))
+    out = np.where(coupled, np.nextafter(spread * (1.0 + gamma(3, u)) + 4.0 * err[:, None],
+                                         np.inf), 0.0)
     np.fill_diagonal(out, 0.0)
     return out
 
