@@ -9,7 +9,10 @@ the bound, in order of preference (docs/theory.md, "Upper bounds on influence"):
   or ``tabulate=True``): its ``n q^(n-1)`` distinct conditionals are tabulated once and ``C(tau)``
   is the exact supremum at every ``tau``, plus the rounding of the softmax
   (:func:`glauber.theory.floating.softmax_tv_rounding`). Where the model also has a closed form
-  the smaller of the two is kept, entry by entry.
+  the smaller of the two is kept, entry by entry. For a masked LM (``tabulate=True``) the value
+  is exact for the chain of the table built here: its float32 scores move with the batch, so
+  tabulate the score table the exact chain uses (``ExactChain(model).tabulated()``, as
+  :func:`glauber.certify.certify` does) to speak of that chain.
 * the model's own ``oscillation_upper_bound()``, a tau-free ``Delta`` turned into
   ``C = tanh(Delta / (4 tau))`` rounded up (the sharper Lemma 6): ``"closed-form"`` for pairwise
   toys (Ising, Potts, asymmetric Ising, Curie–Weiss), ``"layernorm-head"`` for masked LMs whose
