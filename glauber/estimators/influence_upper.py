@@ -95,7 +95,8 @@ class InfluenceUpperBound(JsonResult):
         What the argument used (the head's size and eps, the pair of tokens attaining the
         bound, ...).
     rows : int
-        Model rows asked to build the bound (a table; 0 for a closed form or weights).
+        Model rows asked to build the bound (a masked LM's table; 0 for a closed form, the
+        weights, a toy or a score table).
     seconds : float
         Time to build the tau-free part and evaluate it at ``tau``.
     """
@@ -143,7 +144,8 @@ class UpperBoundSource:
         ``C(tau)`` is non-increasing in ``tau`` (``tanh(Delta / 4 tau)``; a tabulated exact
         supremum need not be).
     rows : int
-        Model rows the table took.
+        Rows the table asked of a model that answers off the host (a masked LM; 0 for a toy or
+        a score table, whose rows are evaluations or lookups).
 
     Raises
     ------
@@ -178,10 +180,13 @@ class UpperBoundSource:
                 self._closed = np.asarray(bound.Delta, dtype=np.float64)
                 self.closed_method = str(bound.method)
                 self.details = dict(bound.details)
+        on_host = answers_on_host(model)
         if tabulate is None:
-            tabulate = (self.q ** self.n <= max_states and answers_on_host(model))
+            tabulate = self.q ** self.n <= max_states and on_host
         if tabulate:
             self._tabulate(model, batch_size)
+            if on_host:  # table lookups or toy evaluations: no model rows to speak of
+                self.rows = 0
         elif self._closed is None:
             raise UnboundableModelError(
                 f"no rigorous upper bound on the influence of "

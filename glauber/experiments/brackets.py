@@ -60,8 +60,12 @@ WINDOWS: dict[str, tuple[str, str, str]] = {
     "sapiens-vh-cdr3": ("sapiens-vh", "trastuzumab-vh", "98-100"),
     "sapiens-vl-cdr3": ("sapiens-vl", "trastuzumab-vl", "91-93"),
 }
-#: Temperatures of the lower side's search and of the side-by-side tables.
+#: Temperatures of the windows' search and side-by-side tables.
 TAUS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+#: Temperatures of a full chain's search: from tau = 1, as certify searches (the block of
+#: high-entropy sites is chosen at the first temperature; below 1 the chain is far from any
+#: certificate and a budget spent there is lost to the threshold).
+FULL_TAUS = (1.0, 2.0, 4.0, 8.0)
 #: Model rows of a full chain's search over the grid (the whole sweep).
 FULL_BUDGET = 4000
 #: Rows of a window's search on its table (a quarter of the 1,200-row table).
@@ -82,7 +86,7 @@ def _lower_of(curve: WitnessCurve, sweep: Sequence[Any]) -> Callable[[float], fl
     return lower
 
 
-def full_chain(model_name: str, context: str, taus: Sequence[float] = TAUS,
+def full_chain(model_name: str, context: str, taus: Sequence[float] = FULL_TAUS,
                budget: int = FULL_BUDGET, seed: int = 0) -> dict:
     """The bracket of one model on one full chain (module docstring)."""
     from glauber.models import resolve_model
@@ -326,7 +330,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-__all__ = ["BEGIN", "END", "FULL_BUDGET", "FULL_CHAINS", "TAUS", "WINDOWS", "WINDOW_BUDGET",
+__all__ = ["BEGIN", "END", "FULL_BUDGET", "FULL_CHAINS", "FULL_TAUS", "TAUS", "WINDOWS", "WINDOW_BUDGET",
            "brackets_markdown", "full_chain", "main", "run", "window"]
 
 if __name__ == "__main__":
