@@ -50,12 +50,12 @@ from glauber.estimators import (
 )
 from glauber.estimators.escape import escape_probability
 from glauber.exact import ExactChain
+from glauber.testing import masked_lms, models
 from glauber.theory.escape import (
     log_bottleneck_tmix_lower_bound,
     log_theorem8_escape_bound,
     log_theorem8_tmix_lower_bound,
 )
-from glauber.testing import masked_lms, models
 from glauber.theory.floating import softmax_tv_rounding
 from glauber.theory.verified_power import columns_at_most_one
 from glauber.toy_models import FunctionModel, IsingModel

@@ -15,7 +15,6 @@ import math
 
 import networkx as nx
 import numpy as np
-import pytest
 
 import glauber.cli
 from glauber.certify import Certificate, ClaimKey, certify, format_certificate

@@ -10,8 +10,6 @@ from __future__ import annotations
 import json
 import math
 
-import pytest
-
 from glauber.experiments.alpha_curve import alpha_curve
 from glauber.experiments.brackets import BEGIN, END, brackets_markdown
 from glauber.experiments.compare import compare, compare_markdown
