@@ -326,12 +326,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not a.render_only:
         run(a.out, a.entries.split(","), log, a.budget, a.window_budget)
     if a.doc is not None:
-        splice(a.doc, brackets_markdown(a.out), BEGIN, END)
+        place(a.doc, brackets_markdown(a.out))
     return 0
 
 
+def place(doc: Path, block: str) -> None:
+    """Write ``block`` into ``doc``: in place of its marked block, else right after the
+    windows section (where :func:`glauber.experiments.results_doc.render` puts it)."""
+    from glauber.core.io import atomic_write_text
+    from glauber.experiments.windows import END as WINDOWS_END
+
+    text = doc.read_text(encoding="utf-8")
+    if BEGIN not in text and WINDOWS_END in text:
+        head, tail = text.split(WINDOWS_END, 1)
+        atomic_write_text(doc, head + WINDOWS_END + "\n\n" + block + tail)
+        return
+    splice(doc, block, BEGIN, END)
+
+
 __all__ = ["BEGIN", "END", "FULL_BUDGET", "FULL_CHAINS", "FULL_TAUS", "TAUS", "WINDOWS", "WINDOW_BUDGET",
-           "brackets_markdown", "full_chain", "main", "run", "window"]
+           "brackets_markdown", "full_chain", "main", "place", "run", "window"]
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -11,8 +11,10 @@ import json
 import math
 
 from glauber.experiments.alpha_curve import alpha_curve
-from glauber.experiments.brackets import BEGIN, END, brackets_markdown
+from glauber.experiments.brackets import BEGIN, END, brackets_markdown, place
 from glauber.experiments.compare import compare, compare_markdown
+from glauber.experiments.windows import BEGIN as WINDOWS_BEGIN
+from glauber.experiments.windows import END as WINDOWS_END
 from glauber.experiments.windows import splice
 
 
@@ -56,3 +58,10 @@ def test_results_section_renders_the_committed_shape(tmp_path):
     splice(doc, text, BEGIN, END)
     splice(doc, text, BEGIN, END)  # idempotent: the block is replaced, not repeated
     assert doc.read_text().count(BEGIN) == 1 and "## Other" in doc.read_text()
+    # into a generated page: right after the windows section, then in place
+    doc.write_text(f"# R\n\n{WINDOWS_BEGIN}\n## In context\n{WINDOWS_END}\n\n## Next\n")
+    place(doc, text)
+    place(doc, text)
+    page = doc.read_text()
+    assert page.index(WINDOWS_END) < page.index(BEGIN) < page.index("## Next")
+    assert page.count(BEGIN) == 1
