@@ -180,7 +180,7 @@ class UpperBoundSource:
                 self._closed = np.asarray(bound.Delta, dtype=np.float64)
                 self.closed_method = str(bound.method)
                 self.details = dict(bound.details)
-        on_host = answers_on_host(model)
+        on_host = tabulate is not False and answers_on_host(model)
         if tabulate is None:
             tabulate = self.q ** self.n <= max_states and on_host
         if tabulate:
@@ -243,8 +243,10 @@ class UpperBoundSource:
                 v = self._pairs(i, j, self._table[i])  # [before, b, after, a]
                 diff = v[:, :, None] - v[:, None, :]  # [before, b, b', after, a]
                 D[i, j] = float((diff.max(axis=-1) - diff.min(axis=-1)).max())
-        # two float64 roundings (the difference, max - min), each within u relative
-        D = np.nextafter(D * (1.0 + 4.0 * 2.0**-53), np.inf)
+        # each score difference within u of its value (at most 2 max|s|), max - min within u
+        # relative: so within 2 u (2 max|s|) + u D of the exact oscillation of the table
+        u = 2.0**-53
+        D = np.nextafter(D * (1.0 + 4.0 * u) + 8.0 * u * self._max_abs, np.inf)
         np.fill_diagonal(D, 0.0)
         if self._closed is not None:
             D = np.minimum(D, self._closed)
