@@ -44,6 +44,7 @@ from glauber.estimators.influence_search import search_influence_sweep
 from glauber.estimators.influence_upper import UpperBoundSource
 from glauber.estimators.score_cache import MemoisedModel
 from glauber.estimators.witnesses import reduced_precision
+from glauber.experiments.compare import _fmt as _f
 from glauber.experiments.windows import splice
 
 #: Full chains: entry -> (model, shipped context).
@@ -198,14 +199,12 @@ def run(out: Path, entries: Sequence[str], log: Callable[[str], None] = print,
         log(f"{name}: {data['seconds']:.0f} s")
 
 
-def _f(v: Any, digits: int = 3) -> str:
-    if v is None:
-        return "—"
-    if v == "inf" or (isinstance(v, float) and math.isinf(v)):
-        return "∞"
-    if isinstance(v, float):
-        return f"{v:.{digits}g}"
-    return str(v)
+def _cert(b: dict) -> str:
+    """``tau_cert``, marked ``<=`` when it is the bottom of the grid (certified everywhere)."""
+    t = b["tau_cert"]
+    if t is not None and b.get("grid") and t <= min(b["grid"]):
+        return f"≤ {_f(t, 4)} (every tau tried)"
+    return _f(t, 4)
 
 
 def brackets_markdown(folder: Path) -> str:
@@ -245,7 +244,7 @@ def brackets_markdown(folder: Path) -> str:
             b = d["bracket"]
             lines.append(
                 f"| {d['model']} / {d['context']} | {d['n']} | {_f(b['tau_no_cert'], 4)} | "
-                f"{_f(b['tau_cert'], 4)} | {_f(b['ratio'])} | {_f(b['upper_Delta_max'], 4)} | "
+                f"{_cert(b)} | {_f(b['ratio'])} | {_f(b['upper_Delta_max'], 4)} | "
                 f"{b['lower_rows']}, {_f(b['lower_seconds'])} | {_f(b['upper_seconds'])} | "
                 "per-pair bounds through the network; a larger search |"
             )
@@ -286,7 +285,7 @@ def brackets_markdown(folder: Path) -> str:
             lines.append(
                 f"| {d['model']} / {d['context']} {d['sites']} | "
                 f"{_f(b['exact']['tau_no_cert'], 4)} | {_f(b['search']['tau_no_cert'], 4)} | "
-                f"{_f(b['exact']['tau_cert'], 4)} | {_f(b['weights']['tau_cert'], 4)} | "
+                f"{_cert(b['exact'])} | {_cert(b['weights'])} | "
                 f"{_f(b['exact']['ratio'])} | {_f(b['weights']['ratio'])} |")
         lines.append("")
     lines += [_narrowing(full), END]
