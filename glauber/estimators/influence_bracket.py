@@ -308,7 +308,7 @@ def influence_bracket(
         no_upper if upper is None else upper.rho, None if lower is None else lower_timed,
         taus, rtol)
     at_tau = None if upper is None else upper.at(tau, eps)
-    _, low_tau = evals[tau]  # both sides are always reported at the requested tau
+    _, low_tau = evals.get(tau, (math.nan, math.nan))  # both sides reported at tau
     evals[tau] = (math.inf if at_tau is None else at_tau.spectral_radius,
                   low_tau if lower is None or not math.isnan(low_tau) else float(lower(tau)))
     grid_out = tuple(sorted(evals))

@@ -53,6 +53,10 @@ def test_ising_cycle_closed_form_threshold():
     assert b.tau_no_cert is None and b.lower_method == "none"
     assert not b.certified_at_tau and b.tmix_bound is None  # tau = 1 < 1.82
     assert "no lower side" in b.note
+    # the requested tau is reported on both sides even where the grid search never looked
+    far = influence_bracket(source, 0.01)
+    at = far.grid.index(0.01)
+    assert far.rho_upper[at] >= 1.0 and math.isnan(far.rho_lower[at])
 
 
 def test_exact_window_bracket_is_tight_and_each_side_holds_at_its_temperature():
