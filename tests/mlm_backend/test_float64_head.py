@@ -138,3 +138,18 @@ def check_upper_exact_searched(model, tau):
     assert np.all(tabulated.C >= C - tol), spec
     found = search_influence(model, tau, budget=40, seed=0)
     assert np.all(found.C <= C + found.tolerance), spec
+
+
+@pytest.mark.parametrize("tau", [1e-4, 1e6])
+@pytest.mark.parametrize("eps", [1e-12, 1e-2])
+def test_extremes_of_temperature_weights_and_eps(tau, eps):
+    from glauber.testing import MaskedLMSpec
+
+    spec = MaskedLMSpec("roberta", 2, 8, 2, 3.0, eps, 7, ("A", "C", "D"), None, (0, 1, 2))
+    model = spec.build()
+    model.spec = spec
+    ub = influence_upper_bound(model, tau, tabulate=False)
+    assert np.all(ub.C <= 1.0) and np.all(np.isfinite(ub.Delta))
+    if tau > 1:  # the chain's conditionals stay positive: the exact oracle applies
+        check_upper_exact_searched(model, tau)
+        assert ub.certified  # far above the scores, the weight bound proves fast mixing
