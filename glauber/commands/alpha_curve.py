@@ -70,8 +70,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"  Corollary 7: tau > {res['corollary7_tau']:.4g}")
     else:
         print(f"{res['model']} (n={res['n']}): C is a LOWER bound (sampled"
-              f"{', searched' if budget else ''}); it proves no certificate (the bracket below "
-              "proves one from an upper bound).")
+              f"{', searched' if budget else ''}); no certificate is proved from it (the "
+              "bracket below gives the proved side, from an upper bound).")
         print(f"  Corollary 7 would need tau > {res['corollary7_tau']:.4g} (Delta is a lower "
               "bound too)")
     no_cert = res.get("tau_no_cert")
