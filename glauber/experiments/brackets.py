@@ -298,14 +298,24 @@ def _narrowing(full: Sequence[dict]) -> str:
     return (
         "**What would narrow the full-chain bracket.** The weight bound is the exact supremum "
         "of the oscillation over every input of the head (the normalised vector can point "
-        "anywhere on its sphere), the same for every pair of sites, so tau_cert is about "
-        "(n - 1) Delta / 4: only information about which hidden states the network reaches "
-        "can lower it. A per-pair bound needs the influence of site j on site i through every "
-        "layer, which needs a lower bound on each LayerNorm's input variance over every "
-        "context (its Lipschitz constant is 1/sqrt(var + eps), up to 1e6 at AntiBERTy's "
-        "eps = 1e-12); a window small enough to tabulate gets the exact value instead (the "
-        "windows above). On the lower side a larger search moves tau_no_cert up by at most "
-        "the factor between the realised and the true spectral radius.\n"
+        "anywhere on its sphere), the same for every pair of sites and even for every pair of "
+        "contexts, so C_up = t (J - I) with t = tanh(Delta / 4 tau) and tau_cert is where "
+        "(n - 1) t = 1, about (n - 1) Delta / 4. Two things stand between that and "
+        "tau_no_cert. (1) The criterion: rho(C) < 1 is the best any certificate from a "
+        "uniform C can do, yet a model that meets the same head-level constraint (every "
+        "conditional within TV t of every other) can be slow only once n t^2 is large: a "
+        "plurality-copying model (the logits of a group of tokens raised by Delta/4 when "
+        "that group holds the plurality of the other sites) is metastable, by the usual "
+        "mean-field estimate, when n t^2 >> 1, i.e. below tau ~ sqrt(n) Delta / 4 (about "
+        "400 for AntiBERTy's full chain, where (n - 1) Delta / 4 = 4,274): a theorem that "
+        "certifies from a uniform bound up to t ~ 1/sqrt(n) would narrow the bracket by up "
+        "to sqrt(n) ~ 11, and no argument from the weights alone can do better than that. "
+        "(2) Per-pair information: bounds through the network for each site pair, which "
+        "need a lower bound on every LayerNorm's input variance over every context (its "
+        "Lipschitz constant is 1/sqrt(var + eps), up to 1e6 at AntiBERTy's eps = 1e-12). A "
+        "window small enough to tabulate gets the exact value instead (the windows above: "
+        "ratio 1). On the lower side a larger search moves tau_no_cert up by at most the "
+        "factor between the realised and the true spectral radius.\n"
     )
 
 
@@ -343,8 +353,8 @@ def place(doc: Path, block: str) -> None:
     splice(doc, block, BEGIN, END)
 
 
-__all__ = ["BEGIN", "END", "FULL_BUDGET", "FULL_CHAINS", "FULL_TAUS", "TAUS", "WINDOWS", "WINDOW_BUDGET",
-           "brackets_markdown", "full_chain", "main", "place", "run", "window"]
+__all__ = ["BEGIN", "END", "FULL_BUDGET", "FULL_CHAINS", "FULL_TAUS", "TAUS", "WINDOWS",
+           "WINDOW_BUDGET", "brackets_markdown", "full_chain", "main", "place", "run", "window"]
 
 if __name__ == "__main__":
     sys.exit(main())
