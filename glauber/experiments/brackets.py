@@ -237,7 +237,8 @@ def brackets_markdown(folder: Path) -> str:
             "budget shown, witnesses re-evaluated at every temperature):",
             "",
             "| model / chain | n | tau_no_cert | tau_cert | ratio | Delta bound (every pair) | "
-            "lower side: rows, s | upper side: s | what would narrow it |",
+            "lower side: rows, s | upper side: s | sqrt(n) Delta / 4 (below: no weight-only "
+            "argument, heuristic) |",
             "|---|---|---|---|---|---|---|---|---|",
         ]
         for d in full:
@@ -246,7 +247,7 @@ def brackets_markdown(folder: Path) -> str:
                 f"| {d['model']} / {d['context']} | {d['n']} | {_f(b['tau_no_cert'], 4)} | "
                 f"{_cert(b)} | {_f(b['ratio'])} | {_f(b['upper_Delta_max'], 4)} | "
                 f"{b['lower_rows']}, {_f(b['lower_seconds'])} | {_f(b['upper_seconds'])} | "
-                "per-pair bounds through the network; a larger search |"
+                f"{_f(math.sqrt(d['n']) * b['upper_Delta_max'] / 4, 3)} |"
             )
         lines += ["", "Spectral radius of c(tau) by temperature (full chains): searched (realised, "
                   "rounding-safe lower bound) and the proved upper bound:", "",
