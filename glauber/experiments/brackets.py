@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 import time
 from pathlib import Path
@@ -195,6 +196,7 @@ def run(out: Path, entries: Sequence[str], log: Callable[[str], None] = print,
             raise SystemExit(f"unknown entry {name!r}; known: {known}")
         data["seconds"] = time.perf_counter() - started
         data["date"] = time.strftime("%Y-%m-%d")
+        data["load_average"] = f"{os.getloadavg()[0]:.0f} at the end, on {os.cpu_count()} cores"
         write_json_atomic(path, jsonable(data))
         log(f"{name}: {data['seconds']:.0f} s")
 
@@ -241,6 +243,10 @@ def brackets_markdown(folder: Path) -> str:
             "argument, heuristic) |",
             "|---|---|---|---|---|---|---|---|---|",
         ]
+        loads = sorted({d.get("load_average", "") for d in full} - {""})
+        if loads:
+            note = f"Times: wall-clock on a shared machine, load average {'; '.join(loads)}."
+            lines[-2:-2] = [note, ""]
         for d in full:
             b = d["bracket"]
             lines.append(
