@@ -1,8 +1,8 @@
 """The exact chain of a real-model window: build rate vs the sampler, vs naive, and a tau sweep.
 
 Measured in one run on AntiBERTy with a full shipped chain as context (trastuzumab VH, 120
-residues) and a 3-site window in CDR3 (0-based sites 99, 100, 101; CDR3 ``SRWGGDGFYAMDY`` starts
-at 96) by default:
+residues) and a 3-site window in CDR3 (positions 100-102, ``GGD``, counted from 1 as ``--sites``
+counts them; CDR3 ``SRWGGDGFYAMDY`` starts at position 97) by default:
 
 - the score table of the exact window chain (:class:`glauber.toy_models.ExactChain` on
   :func:`glauber.core.restrict`, ``k q^(k-1) = 1,200`` masked-LM forwards of the full sequence,
@@ -44,19 +44,22 @@ from benchmarks.report import publish, row
 from benchmarks.sampler import load_model, synchronize
 from glauber.core import restrict
 from glauber.core.enumeration import all_states
+from glauber.core.restrict import SITE_NUMBERING
 from glauber.errors import ConvergenceError
 from glauber.estimators import glauber_chains
 from glauber.exact import ExactChain
 from glauber.exact.score_table import DEFAULT_BATCH_SIZE, table_queries
 from glauber.mlm_backend import HFMaskedLM
 from glauber.mlm_backend.sequences import ANTIBODY_SEQUENCES
+from glauber.models import parse_sites
 
 #: Targets: build forward rate / sampler forward rate, and sweep time / build time.
 RATE_TARGET = 0.8
 SWEEP_TARGET = 0.1
 #: The issue's temperatures.
 TAUS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
-#: 0-based CDR3 sites of trastuzumab VH (CDR3 starts at 96).
+#: CDR3 sites of trastuzumab VH as 0-based indices: positions 100-102 (``GGD``; CDR3 starts at
+#: position 97).
 SITES = (99, 100, 101)
 #: Steps of one start after which a stepped chain gives up (t_mix recorded as censored); a
 #: window that factors (k sites, 2k <= q) is not stepped and has no such limit.
@@ -174,7 +177,8 @@ def run(
     sweep = temperature_sweep(exact, taus, max_steps=max_steps)
     result = {
         "model": mlm.name, "device": str(mlm.device), "chain": chain, "length": len(context),
-        "sites": [int(s) for s in sites], "window": window.decode(context[list(sites)]),
+        "sites": [int(s) for s in sites], "positions": [int(s) + 1 for s in sites],
+        "site_numbering": SITE_NUMBERING, "window": window.decode(context[list(sites)]),
         "states": q**k, "build": build,
         "sampler": {"before": before, "after": after, "forwards_per_s": sampler},
         "rate_ratio": build["forwards_per_s"] / sampler,
@@ -187,7 +191,8 @@ def run(
 
 def summary_rows(result: dict) -> list[dict]:
     """The summary-table rows of a :func:`run` result."""
-    tag = (f"{result['model']} {result['chain']} sites {result['sites']}, "
+    tag = (f"{result['model']} {result['chain']} positions "
+           f"{result['sites'][0] + 1}-{result['sites'][-1] + 1}, "
            f"{result['states']} states, {result['device']}")
     b, s, nv, sw = result["build"], result["sampler"], result["naive"], result["sweep"]
     return [
@@ -216,8 +221,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="antiberty", choices=["antiberty", "bert-base-random"])
     parser.add_argument("--chain", default="trastuzumab_vh", choices=list(ANTIBODY_SEQUENCES))
-    parser.add_argument("--sites", default=",".join(map(str, SITES)),
-                        help="0-based window sites, comma-separated (default %(default)s)")
+    parser.add_argument("--sites", default=f"{SITES[0] + 1}-{SITES[-1] + 1}",
+                        help="window positions of the chain, 1-based and inclusive as glauber's "
+                        "--sites (default %(default)s)")
     parser.add_argument("--taus", default=",".join(f"{t:g}" for t in TAUS))
     parser.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE,
                         help="rows per model call, of the build and of the sampler's batch")
@@ -232,7 +238,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--dtype", default=None)
     parser.add_argument("--json", help="also write the results to this JSON file")
     args = parser.parse_args(argv)
-    options = dict(sites=[int(s) for s in args.sites.split(",")], batch_size=args.batch_size,
+    sites = parse_sites(args.sites, len(ANTIBODY_SEQUENCES[args.chain])).tolist()
+    options = dict(sites=sites, batch_size=args.batch_size,
                    sampler_steps=args.sampler_steps, naive_sample=args.naive_sample,
                    max_steps=args.max_steps)
     if args.quick:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # GPU speed checks for one NVIDIA H200 (no network needed; every step has a timeout and the
-# timeouts add up to 475 s, so the script ends within 8 minutes).
+# timeouts add up to 575 s, so the script ends within 10 minutes).
 #
 #   bash benchmarks/gpu.sh prepare   # HERE, once, in .venv: copy AntiBERTy's shipped weights in
 #                                    # bf16 (~52 MB) to build/gpu_carry/ (ignored by git)
@@ -24,6 +24,10 @@
 #      states (each stored power is 8 S^2 bytes: 8 GiB at 2^15, 32 GiB at 2^16, too many for one
 #      H200) and sparse point-mass stepping at every size (two S x b blocks), vs the numpy
 #      backends at 2^12. An out-of-memory error is printed and recorded rather than hidden.
+#   4. the exact 4-site AntiBERTy window (160,000 states, 32,000 factor classes): score table
+#      (32,000 forwards) on the device vs the sampler's forwards/s, then the float64 factor
+#      M = B A (7.6 GiB) squared on the device vs a same-size torch.matmul
+#      (benchmarks/gpu_window.py). The sampler's MFU is part 1.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 CARRY=build/gpu_carry
@@ -64,10 +68,12 @@ status=0
 if [ "${SMOKE:-0}" = 1 ]; then  # toy sizes on the CPU; fp16 autocast and graph capture need CUDA
     DEVICE=cpu; BIG_BATCHES="4 8"; BIG_STEPS="1 1"; BATCHES="4"; STEPS="1"
     TORCH_SIZES="4 5"; TORCH_BIG=6; SQUARE_UP_TO=5; BASE_SITES=4; HEAD_BATCH=4
+    WINDOW="--sites 99-100 --batch-size 16 --squarings 2 --dtype none"
 else
     DEVICE=cuda; BIG_BATCHES="256 1024 4096 16384"; BIG_STEPS="20 20 10 5"
     BATCHES="256 4096"; STEPS="20 10"; TORCH_SIZES="12 14 15"; TORCH_BIG=16; SQUARE_UP_TO=15
     BASE_SITES=12; HEAD_BATCH=1024
+    WINDOW="--sites 99-102 --batch-size 1024 --squarings 4"
 fi
 SAMPLER="$PY benchmarks/sampler.py --device $DEVICE --baseline-chains 4 --baseline-steps 2"
 SAMPLER="$SAMPLER --head-batch $HEAD_BATCH"
@@ -115,5 +121,9 @@ timeout 80 $EXACT --torch-sizes $TORCH_SIZES --numpy-baseline-sites $BASE_SITES 
     --json "$RESULTS/gpu_exact_chain.json" || { echo "FAILED (3)"; status=1; }
 timeout 85 $EXACT --torch-sizes $TORCH_BIG --json "$RESULTS/gpu_exact_chain_2p$TORCH_BIG.json" \
     || { echo "FAILED (3, 2^$TORCH_BIG)"; status=1; }
+
+echo "== 4. exact AntiBERTy window: score table and factor squaring on the device"
+timeout 100 $PY benchmarks/gpu_window.py --device $DEVICE $WINDOW \
+    --json "$RESULTS/gpu_window.json" || { echo "FAILED (4)"; status=1; }
 
 exit $status

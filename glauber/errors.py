@@ -80,6 +80,10 @@ class DeviceUnavailableError(GlauberInputError):
     """A device (e.g. CUDA) was requested but is not available."""
 
 
+class ClusterUnavailableError(GlauberInputError):
+    """``--ray ADDRESS`` names no Ray cluster that can be reached, or Ray cannot start here."""
+
+
 class FrozenSitesError(GlauberInputError):
     """Frozen positions cover every site, leaving nothing to resample."""
 
@@ -143,6 +147,20 @@ class UnderflowError(PrecisionError):
     accuracy) in float64; the log-space form of the same quantity is available."""
 
 
+class EstimateOnlyError(PrecisionError):
+    """Only a labelled estimate of the requested quantity exists at this size (e.g. the spectral
+    gap of a large non-reversible chain: ``ExactChain.spectral_estimate(method="arnoldi")``)."""
+
+
+class BracketOnlyError(GlauberError):
+    """The exact value is out of reach at this size; only rigorous bounds exist. ``bracket``
+    holds them when they were computed (``ExactChain.mixing_bracket``), else None."""
+
+    def __init__(self, message: str, bracket: object = None) -> None:
+        super().__init__(message)
+        self.bracket = bracket
+
+
 class PrecisionWarning(UserWarning):
     """A result is returned, but its accuracy is limited by floating point (see the message)."""
 
@@ -152,6 +170,8 @@ class MissingDependencyError(GlauberError, ImportError):
 
 
 __all__ = [
+    "BracketOnlyError",
+    "EstimateOnlyError",
     "GlauberError",
     "GlauberInputError",
     "InvalidTemperatureError",
@@ -172,6 +192,7 @@ __all__ = [
     "InvalidModelError",
     "UnknownModelError",
     "DeviceUnavailableError",
+    "ClusterUnavailableError",
     "FrozenSitesError",
     "OutputPathError",
     "ResumeMismatchError",

@@ -17,7 +17,6 @@ MLM names.
 
 from __future__ import annotations
 
-import argparse
 import os
 import re
 from pathlib import Path
@@ -33,7 +32,7 @@ from glauber.errors import (
     UnknownModelError,
     VocabularyError,
 )
-from glauber.toy_models.specs import TOY_FAMILIES, parse_toy_spec
+from glauber.toy_models.specs import parse_toy_spec, toy_presets
 
 #: Sequence length of an MLM when none is asked for (keeps the default certify run short).
 DEFAULT_MLM_LENGTH = 20
@@ -49,7 +48,44 @@ HUB_PREFIX = "hf:"
 
 def is_toy_spec(spec: str) -> bool:
     """True if ``spec`` names a toy family (``family`` or ``family:key=value,...``)."""
-    return spec.strip().partition(":")[0].strip() in TOY_FAMILIES
+    return spec.strip().partition(":")[0].strip() in toy_presets()
+
+
+def toy_length(spec: str) -> int | None:
+    """The ``n`` a toy specification sets explicitly (``ising-cycle:n=6`` -> 6), else None.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``n`` is given but is not an integer.
+    """
+    for item in spec.partition(":")[2].split(","):
+        key, _, value = item.partition("=")
+        if key.strip() == "n":
+            try:
+                return int(value)
+            except ValueError:
+                raise InvalidParameterError(
+                    f"{spec}: n={value.strip()!r} is not an integer; e.g. n=8") from None
+    return None
+
+
+def toy_spec_at_length(spec: str, length: int) -> str:
+    """The toy specification ``spec`` with its ``n`` set to ``length``.
+
+    Raises
+    ------
+    InvalidParameterError
+        If the family has no ``n`` (e.g. ``ising-grid``: set ``rows``/``cols`` instead).
+    """
+    family, _, rest = spec.strip().partition(":")
+    if "n" not in toy_presets()[family.strip()].defaults:
+        raise InvalidParameterError(
+            f"toy family {family!r} has no length n; give its size in the specification and "
+            "leave --length/--lengths out"
+        )
+    items = [i.strip() for i in rest.split(",") if i.strip() and i.split("=")[0].strip() != "n"]
+    return f"{family.strip()}:" + ",".join([f"n={check_positive_int(length, 'length')}", *items])
 
 
 def resolve_model(
@@ -66,7 +102,7 @@ def resolve_model(
     spec : str
         A registered MLM name (:func:`glauber.mlm_backend.available_models`), ``hf:<hub name>``,
         a local checkpoint directory, or a toy specification (``ising-cycle:n=8``; see
-        :data:`glauber.toy_models.TOY_FAMILIES`).
+        :func:`glauber.toy_models.toy_presets`).
     length : int, optional
         Sequence length of an MLM (default :data:`DEFAULT_MLM_LENGTH`). A toy model has its own
         ``n``; ``length`` must then be None or equal to it. A window (``model@context[sites]``)
@@ -143,24 +179,6 @@ def resolve_model(
                 f"autocast applies to masked LMs, not to {spec}; drop --autocast"
             ) from exc
     raise UnknownModelError(f"unknown model {spec!r}. " + _choices())
-
-
-def add_window_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--context`` and ``--sites``: resample chosen positions of a full sequence
-    (:func:`window_spec`)."""
-    parser.add_argument(
-        "--context", metavar="CONTEXT", default=None,
-        help="a full sequence whose other positions stay frozen: a shipped chain ("
-        "trastuzumab-vh, trastuzumab-vl, pertuzumab-vh, pertuzumab-vl), a file holding the "
-        "sequence on one line, the sequence itself (text for natural-language models), or "
-        "comma-separated token indices for a toy model; the model then runs at the context's "
-        "length",
-    )
-    parser.add_argument(
-        "--sites", metavar="SITES", default=None,
-        help="positions of the context to resample, 1-based and inclusive (e.g. 98-100 or "
-        "5,9,12-14; default: every position); needs --context",
-    )
 
 
 def window_spec(model: str, context: str | None, sites: str | None = None) -> str:
@@ -308,18 +326,30 @@ def resolve_context(model: ConditionalModel, context: str) -> np.ndarray:
         from glauber.mlm_backend.sequences import ANTIBODY_SEQUENCES
 
         if key in ANTIBODY_SEQUENCES:
-            text = ANTIBODY_SEQUENCES[key]
-        elif _is_file(path):
-            text = _first_line(path)
+            return np.asarray(_to_host(model.encode(ANTIBODY_SEQUENCES[key])), dtype=np.int64)
+        if _is_file(path):
+            line, text = _first_line(path, numbered=True)
+            where = f"context file {path} (line {line})"
+        elif _looks_like_path(text):
+            raise InvalidParameterError(
+                f"context {_short(context)}: no such file. A context is a shipped chain "
+                f"({', '.join(context_names())}), a file holding the sequence on one line, or "
+                "the sequence itself")
+        else:
+            where = (f"context {_short(context)} is not a shipped chain "
+                     f"({', '.join(context_names())}) nor a file; read as a sequence, it")
         try:
             return np.asarray(_to_host(model.encode(text)), dtype=np.int64)
         except VocabularyError as exc:
+            details = getattr(exc, "details", str(exc))
             raise VocabularyError(
-                f"context {_short(context)} is not a shipped chain ({', '.join(context_names())}"
-                f"), not a file, and not a sequence of the model's tokens: {exc}"
-            ) from exc
+                f"{where} holds tokens outside the model's vocabulary: {details}") from exc
     if _is_file(path):
         text = _first_line(path)
+    elif _looks_like_path(text):
+        raise InvalidParameterError(
+            f"context {_short(context)}: no such file. A toy model's context is comma-separated "
+            "token indices (e.g. 0,1,1,0) or a file holding them")
     try:
         row = np.array([int(t) for t in re.split(r"[,\s]+", text) if t], dtype=np.int64)
     except ValueError:
@@ -350,15 +380,29 @@ def _is_file(path: Path) -> bool:
         return False
 
 
-def _first_line(path: Path) -> str:
+def _first_line(path: Path, numbered: bool = False) -> Any:
+    """The first line of ``path`` that is neither blank nor a ``#`` comment (with its 1-based
+    line number when ``numbered``)."""
     try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidParameterError(f"cannot read the context from {path}: {exc}") from exc
-    for line in text.splitlines():
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidParameterError(
+            f"context file {path} is not UTF-8 text (byte {exc.start}); write the sequence on "
+            "one line of a text file") from exc
+    except OSError as exc:
+        raise InvalidParameterError(
+            f"cannot read the context from {path}: {exc.strerror or exc}") from exc
+    for k, line in enumerate(text.splitlines(), start=1):
         if line.strip() and not line.lstrip().startswith("#"):
-            return line.strip()
-    raise InvalidParameterError(f"{path} holds no sequence; write it on one line")
+            return (k, line.strip()) if numbered else line.strip()
+    raise InvalidParameterError(f"context file {path} holds no sequence; write it on one line")
+
+
+def _looks_like_path(text: str) -> bool:
+    """A name that is meant as a file (a folder separator, or a file extension, and no space):
+    never a protein sequence, and not a sentence."""
+    return not any(c.isspace() for c in text) and (
+        "/" in text or "\\" in text or re.search(r"\.[A-Za-z][A-Za-z0-9]{0,4}$", text) is not None)
 
 
 def _resolve_window(
@@ -394,7 +438,7 @@ def _choices() -> str:
 
     return (
         f"Masked LMs available offline: {', '.join(available_models())} (or {HUB_PREFIX}<hub "
-        f"name>, or a local checkpoint directory); toy families: {', '.join(TOY_FAMILIES)} "
+        f"name>, or a local checkpoint directory); toy families: {', '.join(toy_presets())} "
         "(e.g. ising-cycle:n=8,J=1.0)"
     )
 
@@ -438,7 +482,11 @@ def read_states(path: str | os.PathLike[str], model: ConditionalModel) -> np.nda
 
 def _parse_line(model: ConditionalModel, line: str, where: str) -> np.ndarray:
     if hasattr(model, "encode"):
-        row = np.asarray(_to_host(model.encode(line)), dtype=np.int64)
+        try:
+            row = np.asarray(_to_host(model.encode(line)), dtype=np.int64)
+        except VocabularyError as exc:
+            raise VocabularyError(f"{where} holds tokens outside the model's vocabulary: "
+                                  f"{getattr(exc, 'details', exc)}") from exc
     else:
         try:
             row = np.array([int(tok) for tok in re.split(r"[,\s]+", line) if tok], dtype=np.int64)
@@ -471,5 +519,7 @@ __all__ = [
     "resolve_context",
     "resolve_model",
     "split_window_spec",
+    "toy_length",
+    "toy_spec_at_length",
     "window_spec",
 ]

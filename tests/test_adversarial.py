@@ -10,6 +10,10 @@ models. Each test asserts two things:
   rational arithmetic, or compatibility by construction (no rectangle of a joint law is
   flagged).
 
+The last test drives the main job, ``certify()``, end to end on random toys at the same extremes
+and on chains tuned to a spectral radius of ``C`` within ``1e-9`` of 1, and confronts every claim
+it marks rigorous with the chain rebuilt in mpmath.
+
 Budget: ``GLAUBER_ADVERSARIAL_EXAMPLES`` examples in all (default 800, derandomized: the same
 examples every run, well under a minute on one core), shared between the tests by weight; the
 upper bounds on influence (random tiny transformers and random toys, against exact
@@ -58,14 +62,16 @@ from glauber.theory.escape import (
 )
 from glauber.theory.floating import softmax_tv_rounding
 from glauber.theory.verified_power import columns_at_most_one
-from glauber.toy_models import FunctionModel, IsingModel
-from glauber.toy_models.ising import AsymmetricIsingModel
+from glauber.toy_models import AsymmetricIsingModel, FunctionModel, IsingModel
 
 LARGE = "GLAUBER_ADVERSARIAL_EXAMPLES" in os.environ
 TOTAL = int(os.environ.get("GLAUBER_ADVERSARIAL_EXAMPLES", "800"))
 WEIGHTS = {
     "scalar": 40, "contraction": 12, "chain": 20, "estimators": 12, "torch": 6, "rectangle": 10,
+    "certify": 12,
 }
+#: Examples of the (slowest) certify test in the default, CI-sized run.
+CERTIFY_CI_EXAMPLES = 24
 COUNTS: Counter = Counter()
 U = 2.0**-53
 MP = mpmath.mp.clone()
@@ -73,11 +79,14 @@ MP.dps = 60
 
 
 def budget(name: str, ci: int | None = None):
-    """Hypothesis settings of one test: its share of ``TOTAL`` by weight, or, for a test with
-    its own ``ci`` count, ``ci`` examples in CI and a twentieth of ``TOTAL`` in the large
-    profile."""
-    share = max(3, round(TOTAL * WEIGHTS[name] / sum(WEIGHTS.values()))) if ci is None else (
-        TOTAL // 20 if LARGE else ci)
+    """Hypothesis settings of one test: its share of ``TOTAL`` by weight (the certify test:
+    ``CERTIFY_CI_EXAMPLES`` in CI), or, for a test with its own ``ci`` count, ``ci`` examples in
+    CI and a twentieth of ``TOTAL`` in the large profile."""
+    share = max(3, round(TOTAL * WEIGHTS[name] / sum(WEIGHTS.values())))
+    if ci is not None:
+        share = TOTAL // 20 if LARGE else ci
+    elif name == "certify" and not LARGE:
+        share = CERTIFY_CI_EXAMPLES
     return settings(
         max_examples=share, deadline=None, database=None, derandomize=not LARGE,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
@@ -383,24 +392,36 @@ def _table_model(kind: str, n: int, q: int, scale: float, rng: np.random.Generat
     return FunctionModel(n, q, free, name="free"), False
 
 
-def _mp_chain(model, n, q, tau):
-    """Kernel ``P`` (mpmath) of the chain rebuilt from the float64 scores."""
+def _mp_conditionals(model, n, q, tau):
+    """Every state (mixed radix) and ``p[i][x][a]`` in mpmath, from the float64 scores."""
     states = np.array([[(x // q ** (n - 1 - k)) % q for k in range(n)] for x in range(q**n)])
-    weights = q ** np.arange(n - 1, -1, -1)
-    S = q**n
-    P = [[MP.mpf(0)] * S for _ in range(S)]
     inv_tau = 1 / _mpf(tau)
+    p = []
     for i in range(n):
-        scores = model.scores(states, np.full(S, i))
-        for x in range(S):
+        scores = model.scores(states, np.full(q**n, i))
+        rows = []
+        for x in range(q**n):
             s = [_mpf(v) * inv_tau for v in scores[x]]
             top = max(s)
             w = [MP.exp(v - top) for v in s]
             z = MP.fsum(w)
+            rows.append([v / z for v in w])
+        p.append(rows)
+    return states, p
+
+
+def _mp_chain(model, n, q, tau):
+    """Kernel ``P`` (mpmath) of the chain rebuilt from the float64 scores."""
+    states, p = _mp_conditionals(model, n, q, tau)
+    weights = q ** np.arange(n - 1, -1, -1)
+    S = q**n
+    P = [[MP.mpf(0)] * S for _ in range(S)]
+    for i in range(n):
+        for x in range(S):
             for a in range(q):
                 y = states[x].copy()
                 y[i] = a
-                P[x][int(y @ weights)] += w[a] / z / n
+                P[x][int(y @ weights)] += p[i][x][a] / n
     return states, P
 
 
@@ -631,3 +652,139 @@ def test_upper_bounds_on_random_transformers(model, tau):
 def test_upper_bounds_on_random_toys(model, tau):
     COUNTS["toys"] += 1
     _upper_exact_searched(model, tau, "toys")
+
+
+# ------------------------------------------------------------------------- certify, end to end
+def _copy_cycle(n: int, J: float):
+    """Site ``i`` scores ``J`` for the token of site ``i - 1`` (``q = 2``): ``C`` is the cycle
+    with ``c = tanh(J / (2 tau))``, so ``rho(C) = c`` tends to 1 as ``tau -> 0``."""
+
+    def score(x, i):
+        out = np.zeros((len(x), 2))
+        out[np.arange(len(x)), x[:, (i - 1) % n]] = J
+        return out
+
+    return FunctionModel(n, 2, score, name="copy-cycle")
+
+
+def _rho(model, tau):
+    C, error = typed(lambda: ExactChain(model, tau).influence_matrix())
+    return None if error is not None else float(max(abs(np.linalg.eigvals(C))))
+
+
+def _near_critical_tau(model, scale, target):
+    """A ``tau`` where the exact chain's ``rho(C)`` crosses ``target`` (bisection in log tau,
+    rho being continuous, large at small tau and 0 at large tau); None if it does not cross."""
+    lo, hi = math.log(scale) - math.log(100.0), math.log(scale) + 12  # no underflow at lo
+    r_lo, r_hi = _rho(model, math.exp(lo)), _rho(model, math.exp(hi))
+    if r_lo is None or r_hi is None or not r_lo > target > r_hi:
+        return None
+    for _ in range(80):
+        mid = (lo + hi) / 2
+        r = _rho(model, math.exp(mid))
+        if r is None:
+            return None
+        lo, hi = (mid, hi) if r > target else (lo, mid)
+    return math.exp(hi)
+
+
+def _mp_influence(p, states, n, q):
+    """Definition 2's ``C`` of the mpmath conditionals: the largest TV over pairs that differ
+    at one site."""
+    weights = q ** np.arange(n - 1, -1, -1)
+    C = [[MP.mpf(0)] * n for _ in range(n)]
+    for x, state in enumerate(states):
+        for j in range(n):
+            for b in range(state[j] + 1, q):
+                y = state.copy()
+                y[j] = b
+                k = int(y @ weights)
+                for i in range(n):
+                    if i != j:
+                        tv = MP.fsum(abs(u - v) for u, v in zip(p[i][x], p[i][k])) / 2
+                        C[i][j] = max(C[i][j], tv)
+    return C
+
+
+def _mp_power_sum(C, t):
+    """``1^T M^t 1`` with ``M = (1 - 1/n) I + C / n`` in mpmath (corrected Theorem 5)."""
+    n = len(C)
+    M = MP.matrix(n, n)
+    for i in range(n):
+        for j in range(n):
+            M[i, j] = (1 - MP.mpf(1) / n) if i == j else C[i][j] / n
+    P = M**int(t)
+    return MP.fsum(P[i, j] for i in range(n) for j in range(n))
+
+
+def _check_claims(cert, model, tau, compatible):
+    """Every claim certify() marks rigorous, against the chain rebuilt in mpmath."""
+    n, q = cert.n, cert.q
+    rigorous = {c.key: c for c in cert.claims if c.rigorous}
+    if compatible:
+        assert "prop4" not in rigorous  # no rectangle of a joint law refutes compatibility
+    if not ({"thm5-corrected", "thm5-oscillation", "cor7", "thm8-trap", "drift-band"}
+            & rigorous.keys()):
+        return
+    states, p = _mp_conditionals(model, n, q, tau)
+    C = _mp_influence(p, states, n, q)
+    COUNTS["certify: claims checked against mpmath"] += 1
+    for key in ("thm5-corrected", "thm5-oscillation"):
+        claim = rigorous.get(key)
+        if claim is None:
+            continue
+        if claim.hypothesis_held:  # t_mix(eps) <= t: the certificate's inequality for exact C
+            assert _mp_power_sum(C, claim.bound) <= cert.eps, (key, claim.bound)
+        else:  # no certificate: rho(exact C) >= rho_lower >= 1
+            assert max(abs(v) for v in MP.eig(MP.matrix(C))[0]) >= 1
+    claim = rigorous.get("cor7")
+    if claim is not None and claim.hypothesis_held:
+        assert MP.mpf(claim.bound) >= max(MP.fsum(row) for row in C)
+    claim = rigorous.get("thm8-trap")
+    if claim is not None:
+        k = claim.details["state"]
+        x = int(np.array(cert.states[k]) @ (q ** np.arange(n - 1, -1, -1)))
+        escape = MP.fsum(p[i][x][a] for i in range(n) for a in range(q)  # no cancellation
+                         if a != states[x][i]) / n
+        assert MP.mpf(float(cert.margins.trap_escape_bound[k])) >= escape
+        if claim.details["tmix_applies"]:  # t_mix(1/4) >= 1/(4 Phi) if pi(S) <= 1/2 (LPW 7.4)
+            assert MP.mpf(float(cert.margins.trap_tmix_lower_bound[k])) <= 1 / (4 * escape)
+    claim = rigorous.get("drift-band")
+    if claim is not None:  # the band's smallest drift, used by the bound, is the exact one's floor
+        r = cert.drift_band
+        token, (a, b) = r.token, r.band
+        drifts = [MP.fsum(p[i][x][token] - (states[x][i] == token) for i in range(n)) / n
+                  for x in range(q**n) if a < (states[x] == token).sum() < b]
+        assert MP.mpf(r.band_min_drift) <= min(drifts)
+
+
+@budget("certify")
+@given(seed=st.integers(0, 2**32 - 1),
+       kind=st.sampled_from(["joint", "ising", "asym", "free", "copy"]),
+       n=st.integers(2, 3), q=st.integers(2, 3),
+       scale=st.floats(-20.0, 12.0).map(lambda e: 10.0**e), tau=taus,
+       near=st.sampled_from([None, None, -1, 1]), log_gap=st.floats(-12.0, -9.0))
+def test_certify_at_the_extremes(seed, kind, n, q, scale, tau, near, log_gap):
+    COUNTS["certify"] += 1
+    from glauber.certify import certify
+
+    rng = np.random.default_rng(seed)
+    if kind in ("ising", "asym", "copy"):
+        q = 2
+    if kind == "copy":
+        model, compatible = _copy_cycle(n, scale), n == 2
+    else:
+        model, compatible = _table_model(kind, n, q, scale, rng)
+    if near is not None:  # rho(C) within 10^log_gap <= 1e-9 of 1, below or above
+        found = _near_critical_tau(model, scale, 1 + near * 10.0**log_gap)
+        if found is None and near < 0:
+            model, compatible = _copy_cycle(n, scale), n == 2
+            found = _near_critical_tau(model, scale, 1 - 10.0**log_gap)
+        if found is not None:
+            tau = found
+            COUNTS["certify: within 1e-9 of rho = 1"] += 1
+    cert, error = typed(certify, model, tau, seed=seed, n_rectangles=6, n_pairs=1, budget=5,
+                        horizon=100)
+    if error is not None:
+        return
+    _check_claims(cert, model, tau, compatible)

@@ -30,7 +30,7 @@ ALLOWED: dict[str, set[str]] = {
     "testing": {"certify", "toy_models", "exact", "estimators", "mlm_backend", "theory", "core",
                 "errors"},
     "verification": {"testing", "toy_models", "exact", "theory", "core", "errors"},
-    "experiments": {"certify", "models", "toy_models", "exact", "estimators", "mlm_backend",
+    "experiments": {"certify", "models", "exact", "estimators", "mlm_backend",
                     "theory", "core", "errors"},
     "commands": {"verification", "experiments", "testing", "certify", "models", "toy_models",
                  "exact", "estimators", "mlm_backend", "theory", "core", "errors"},
@@ -122,3 +122,43 @@ def test_the_repository_cites_only_files_it_holds():
             if "THEORY" + ".md" in text or "DESIGN" + ".md" in text:
                 offenders.append(name)
     assert not offenders, f"references to files outside the repository: {offenders}"
+
+
+def test_argparse_lives_only_in_the_cli_and_the_commands():
+    # A parser built or an argument added anywhere else (reading an argparse.Namespace out of a
+    # fairseq checkpoint, as the Sapiens loader does, is not parsing).
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel == "glauber/cli.py" or rel.startswith("glauber/commands/"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            name = (node.attr if isinstance(node, ast.Attribute)
+                    else node.id if isinstance(node, ast.Name) else None)
+            if name in ("ArgumentParser", "add_argument", "add_parser", "add_subparsers"):
+                offenders.append(f"{rel}:{node.lineno}")
+    assert not offenders, f"argparse outside glauber/cli.py and glauber/commands/: {offenders}"
+
+
+def test_version_and_help_load_no_command_work():
+    # `glauber --version` and `glauber --help` import the command modules (light: argparse and
+    # the standard library) and nothing they run; a command's parser is built when it is named.
+    code = ("import contextlib, io, sys\n"
+            "from glauber.cli import COMMANDS, main\n"
+            "for argv in (['--version'], ['--help']):\n"
+            "    out = io.StringIO()\n"
+            "    with contextlib.redirect_stdout(out):\n"
+            "        try:\n"
+            "            main(argv)\n"
+            "        except SystemExit as stop:\n"
+            "            assert stop.code == 0, stop.code\n"
+            "    text = out.getvalue()\n"
+            "    assert text, argv\n"
+            "for name in COMMANDS:\n"
+            "    assert name.replace('_', '-') in text, name\n"
+            "heavy = {'numpy', 'scipy', 'torch', 'networkx', 'hypothesis', 'tqdm'}\n"
+            "loaded = {m.split('.')[0] for m in sys.modules} & heavy\n"
+            "ours = {m for m in sys.modules if m.startswith('glauber.')\n"
+            "        and not m.startswith(('glauber.commands', 'glauber.cli', 'glauber.errors'))}\n"
+            "assert not loaded and not ours, (loaded, ours)\n")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)

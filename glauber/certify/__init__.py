@@ -1,12 +1,18 @@
 """The main job: certify one model at one temperature (``glauber certify``).
 
-- :func:`certify` (:mod:`~glauber.certify.pipeline`): every estimator on one model, one
+- :func:`certify` (:mod:`~glauber.certify.pipeline`): every stage on one model, one
   :class:`Certificate` holding each stage's own result;
+- :mod:`~glauber.certify.stages`: the stages as data (:class:`Stage`: name, run, claims,
+  render), in order, and the :class:`ClaimKey` of every claim; :mod:`~glauber.certify.runs`
+  computes the built-in ones;
 - :class:`Certificate` and its parts (:mod:`~glauber.certify.certificate`), with exact JSON
   round-trip; claims looked up by a stable :class:`ClaimKey`;
 - :mod:`~glauber.certify.claims`: what each statement of the paper says about these numbers;
 - :mod:`~glauber.certify.exact`: the exact values of a small chain beside the estimates;
-- :func:`format_certificate` (:mod:`~glauber.certify.render`): the human-readable table.
+- :func:`format_certificate` (:mod:`~glauber.certify.render`): the human-readable table, opening
+  with :func:`verdict_lines` (:mod:`~glauber.certify.verdict`): the answers first;
+- :mod:`~glauber.certify.report`: the certificate as one self-contained HTML page
+  (``glauber report``).
 
 This package sits above the estimators and exact chains; the command line sits above it.
 The package is also callable, ``glauber.certify(model, tau)`` being :func:`certify`: the
@@ -17,9 +23,7 @@ import sys
 import types
 
 from glauber.certify.certificate import (
-    STAGES,
     Certificate,
-    ClaimKey,
     ExactValues,
     Settings,
     Source,
@@ -27,9 +31,15 @@ from glauber.certify.certificate import (
     Versions,
 )
 from glauber.certify.exact import EXACT_MAX_STATES, exact_values
-from glauber.certify.pipeline import certify, drift_band
+from glauber.certify.pipeline import certify
 from glauber.certify.render import format_certificate
+from glauber.certify.runs import drift_band
+from glauber.certify.stages import ClaimKey, Stage, StageRun, all_stages, stage_names
+from glauber.certify.verdict import verdict_lines
 from glauber.core.claims import Claim
+
+#: The names of the stages of :func:`certify`, in order (those ``progress`` reports).
+STAGES = stage_names()
 
 
 class _CallablePackage(types.ModuleType):
@@ -50,10 +60,14 @@ __all__ = [
     "ExactValues",
     "Settings",
     "Source",
+    "Stage",
+    "StageRun",
     "Timings",
     "Versions",
+    "all_stages",
     "certify",
     "drift_band",
     "exact_values",
     "format_certificate",
+    "verdict_lines",
 ]

@@ -24,41 +24,57 @@ import json
 import platform
 import types
 import typing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from glauber.certify import stages
+from glauber.certify.stages import ClaimKey
 from glauber.core.arrays import JsonResult, jsonable
 from glauber.core.claims import Claim
+from glauber.core.restrict import SITE_NUMBERING
+from glauber.core.validation import check_nonnegative_int, check_positive_int
 from glauber.errors import InvalidParameterError
 from glauber.estimators.coupling import CouplingResult
 from glauber.estimators.drift import DriftResult
 from glauber.estimators.influence import InfluenceResult
-from glauber.estimators.influence_bracket import InfluenceBracket
 from glauber.estimators.margins import MarginsResult
 from glauber.estimators.rectangle import RectangleTestResult
 from glauber.exact.rectangles import RectangleSummary
 from glauber.theory.contraction import ContractionCertificate
 
-#: Stages of :func:`~glauber.certify.certify`, in order (the names given to ``progress``).
-STAGES = ("table", "rectangles", "influence", "bracket", "margins", "drift", "coupling", "exact")
+
+@dataclass(frozen=True)
+class StateMass(JsonResult):
+    """A state of an exact chain and its stationary mass, as a log (exact where it underflows)."""
+
+    state: tuple[int, ...]
+    log_mass: float
 
 
-class ClaimKey(str, enum.Enum):
-    """Stable keys of a certificate's claims (``cert.claim(ClaimKey.THEOREM5_CORRECTED)``)."""
+@dataclass(frozen=True)
+class Trap(JsonResult):
+    """A perfect trap of an exact chain (every site at its strict argmax; Theorem 8).
 
-    PROPOSITION4 = "prop4"
-    THEOREM5_CORRECTED = "thm5-corrected"
-    THEOREM5_PRINTED = "thm5-printed"
-    COROLLARY7 = "cor7"
-    THEOREM5_OSCILLATION = "thm5-oscillation"
-    THEOREM5_UPPER = "thm5-upper"
-    THEOREM8_TRAP = "thm8-trap"
-    THEOREM8_BASIN = "thm8-basin"
-    DRIFT_PRINTED = "drift-printed"
-    DRIFT_BAND = "drift-band"
-    COUPLING = "coupling"
+    Attributes
+    ----------
+    state : tuple of int
+    delta_star : float
+        Its margin ``Delta*`` (smallest over the sites of the argmax score less the runner-up).
+    escape_bound : float
+        Theorem 8's bound ``|V| e^{-Delta*/tau}`` on the one-step escape probability.
+    exact_escape : float
+        The exact one-step escape probability ``P(x, {x}^c)``.
+    log_mass : float
+        Its log stationary mass.
+    """
+
+    state: tuple[int, ...]
+    delta_star: float
+    escape_bound: float
+    exact_escape: float
+    log_mass: float
 
 
 @dataclass(frozen=True)
@@ -69,7 +85,8 @@ class ExactValues(JsonResult):
     ----------
     num_states : int
     contraction : ContractionCertificate
-        Corrected Theorem 5 from the exact influence matrix (rigorous for this chain).
+        Corrected Theorem 5 from the exact influence matrix, enclosed against the rounding of
+        its TVs (rigorous for this chain).
     tmix : int or None
         The exact worst-start ``t_mix(eps)`` (None if it could not be computed: see ``notes``).
     relaxation_time, absolute_gap : float or None
@@ -98,6 +115,12 @@ class ExactValues(JsonResult):
         ``tmix`` when it was computed; else a rigorous lower bound on it (the step limit of the
         exact computation plus one, or the spectral bound
         :func:`glauber.certify.exact.spectral_tmix_lower_bound`, whichever is larger).
+    top_states : tuple of StateMass
+        The most probable states of the stationary law, most probable first (at most
+        :data:`glauber.certify.exact.TOP_STATES`; empty in certificates written before them).
+    traps : tuple of Trap
+        The perfect traps of largest margin, largest first (at most
+        :data:`glauber.certify.exact.TOP_STATES`).
     """
 
     num_states: int
@@ -119,21 +142,85 @@ class ExactValues(JsonResult):
     rectangles: RectangleSummary
     notes: tuple[str, ...] = ()
     tmix_lower: int | None = None
+    top_states: tuple[StateMass, ...] = ()
+    traps: tuple[Trap, ...] = ()
+
+
+#: Model rows the influence search may spend when influences are not enumerated: 82-89 s
+#: for AntiBERTy on the full 120-residue trastuzumab VH chain on two CPU cores, where the
+#: search's principal block of the chain realises rho(C) = 3.22 at tau = 1 (docs/results.md,
+#: tau_no_cert section).
+DEFAULT_SEARCH_BUDGET = 2000
 
 
 @dataclass(frozen=True)
 class Settings(JsonResult):
-    """The knobs of one :func:`~glauber.certify.certify` run."""
+    """The knobs of one :func:`~glauber.certify.certify` run: how much each stage does.
 
-    n_rectangles: int
-    n_contexts: int
-    n_replacements: int
-    n_pairs: int
-    budget: int
-    horizon: int
-    batch_size: int
-    exhaustive: bool
-    search_budget: int = 0
+    Pass one to ``certify`` (or any field by keyword); the certificate records the settings the
+    run used, resolved (``exhaustive`` decided, ``n_replacements`` at most ``q - 1``).
+
+    Attributes
+    ----------
+    n_rectangles : int
+        Rectangles of Proposition 4's test (the paper uses 300).
+    n_contexts : int
+        States the sampled or searched influence starts from (the first ones examined).
+    n_replacements : int
+        Replacements per (context, site) of sampled influence (``search_budget = 0``).
+    n_pairs : int
+        Coupled pairs of Section 6.1 (0 skips the stage).
+    budget : int
+        Step budget of the coupled pairs (the paper uses 10,000).
+    horizon : int
+        Time horizon ``T`` of the corrected Section 5.4 band certificate.
+    batch_size : int
+        Most rows per :meth:`scores` call.
+    exhaustive : bool or None
+        Enumerate every state for the influence matrix, the basin and the drift band (exact,
+        rigorous). None: when the model answers on the host (an in-memory model, or the score
+        table of an exact chain) and ``q ** n <= max_exhaustive_states``.
+    search_budget : int
+        Model rows of the influence search when influences are not enumerated (0: sample
+        ``n_replacements`` replacements of the ``n_contexts`` contexts instead).
+    bracket : bool
+        Compute the bracket ``tau_no_cert < tau_cert`` (:mod:`glauber.certify.bracket`; no
+        model row of its own).
+
+    Raises
+    ------
+    InvalidParameterError
+        If a count is not an integer >= 1 (``n_pairs`` and ``search_budget`` may be 0),
+        ``exhaustive`` is not a bool or None, or ``bracket`` not a bool; the message names the
+        field.
+    """
+
+    n_rectangles: int = 100
+    n_contexts: int = 2
+    n_replacements: int = 1
+    n_pairs: int = 4
+    budget: int = 50
+    horizon: int = 10_000
+    batch_size: int = 128
+    exhaustive: bool | None = None
+    search_budget: int = DEFAULT_SEARCH_BUDGET
+    bracket: bool = True
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.name == "exhaustive":
+                if value is not None and not isinstance(value, (bool, np.bool_)):
+                    raise InvalidParameterError(
+                        f"exhaustive must be True, False or None, got {value!r}")
+            elif f.name == "bracket":
+                if not isinstance(value, (bool, np.bool_)):
+                    raise InvalidParameterError(f"bracket must be True or False, got {value!r}")
+                object.__setattr__(self, f.name, bool(value))
+            elif f.name in ("n_pairs", "search_budget"):
+                object.__setattr__(self, f.name, check_nonnegative_int(value, f.name))
+            else:
+                object.__setattr__(self, f.name, check_positive_int(value, f.name))
 
 
 @dataclass(frozen=True)
@@ -149,32 +236,28 @@ class Source(JsonResult):
         The MLM sequence length asked for (None: the default, or the context's length).
     dtype, autocast : str or None
         Compute precision of an MLM's forward pass (None: float32, no autocast).
+    command : str or None
+        The command line that wrote the certificate (None: older certificates, or Python).
     """
 
     spec: str
     length: int | None = None
     dtype: str | None = None
     autocast: str | None = None
+    command: str | None = None
 
 
 @dataclass(frozen=True)
 class Timings(JsonResult):
-    """Wall-clock seconds per stage and in ``total``; ``rows``: conditionals asked of the model
-    (including one probe row). ``table``: the score table of an exact chain, ``exact``: the exact
-    values (both 0 when no chain was built), ``bracket``: the bracket (0 when skipped); ``load`` is
-    filled in by callers that load the model (the command line)."""
+    """Wall-clock seconds of each stage (``seconds``, by stage name, in order) and in ``total``;
+    ``rows``: conditionals asked of the model (including one probe row when the model was
+    asked whether it answers on the host). ``load`` is filled in by callers that load the model
+    (the command line)."""
 
-    table: float
-    rectangles: float
-    influence: float
-    margins: float
-    drift: float
-    coupling: float
-    exact: float
-    total: float
-    rows: int
+    seconds: dict[str, float] = field(default_factory=dict)
+    total: float = 0.0
+    rows: int = 0
     load: float | None = None
-    bracket: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -234,10 +317,17 @@ class Certificate:
     source : Source or None
         How to rebuild the model (set by the ``glauber certify`` command; None for a model
         passed from Python).
-    bracket : InfluenceBracket or None
-        ``tau_no_cert`` (no Theorem 5 certificate can exist) and ``tau_cert`` (one is proved
-        from a rigorous upper bound on C), with the upper-bound matrix at ``tau``
-        (:func:`glauber.estimators.influence_bracket.influence_bracket`); None when skipped.
+    positions : tuple of int or None
+        The 1-based positions of the context that the sites are (site ``k`` is position
+        ``positions[k]``), for a chain on chosen sites of a context (set by the command line);
+        None otherwise (site ``k`` is position ``k + 1``).
+    site_numbering : str
+        The convention of this file, stated in it: indices count from 0, positions a person
+        reads count from 1 (:data:`glauber.core.restrict.SITE_NUMBERING`).
+    results : dict
+        The results of stages that have no field above (:mod:`glauber.certify.stages`), by
+        name; each also reads as an attribute (``cert.bracket``) and sits at the top level of
+        the JSON.
     """
 
     model: str
@@ -264,11 +354,23 @@ class Certificate:
     exact: ExactValues | None = None
     exact_note: str = ""
     source: Source | None = None
-    bracket: InfluenceBracket | None = None
+    positions: tuple[int, ...] | None = None
+    site_numbering: str = SITE_NUMBERING
+    results: dict[str, Any] = field(default_factory=dict)
+
+    def __getattr__(self, name: str) -> Any:
+        """A stage's result that has no field of its own (``cert.bracket``)."""
+        results = self.__dict__.get("results", {})
+        if name in results:
+            return results[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe nested dict (arrays and tuples as lists, ``inf`` as ``"inf"``)."""
-        return jsonable({f.name: getattr(self, f.name) for f in dataclasses.fields(self)})
+        """JSON-safe nested dict (arrays and tuples as lists, ``inf`` as ``"inf"``); the
+        ``results`` of stages without a field of their own sit at the top level, by name."""
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+                  if f.name != "results"}
+        return jsonable({**fields, **self.results})
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Certificate:
@@ -279,7 +381,20 @@ class Certificate:
         InvalidParameterError
             If a field is missing or has the wrong type (the message names the field).
         """
-        return _decode(cls, data, "certificate")
+        if not isinstance(data, dict):
+            raise InvalidParameterError(f"certificate must be an object, got {type(data).__name__}")
+        timings = data.get("timings")
+        if isinstance(timings, dict) and "seconds" not in timings:  # one field per stage, as
+            seconds = {k: timings[k] for k in stages.stage_names() if k in timings}  # before
+            data = {**data, "timings": {**timings, "seconds": seconds}}
+        own = {f.name for f in dataclasses.fields(cls)}
+        results = {
+            name: _decode(tp, data[name], f"certificate.{name}")
+            for stage in stages.all_stages() for name, tp in stage.fields.items()
+            if name not in own and name in data
+        }
+        cert = _decode(cls, {k: v for k, v in data.items() if k != "results"}, "certificate")
+        return dataclasses.replace(cert, results=results) if results else cert
 
     def to_json(self, indent: int | None = 2) -> str:
         """Strict JSON text (no ``NaN``/``Infinity`` tokens)."""
@@ -429,13 +544,15 @@ def _array(data: Any, where: str) -> np.ndarray:
 
 
 __all__ = [
-    "STAGES",
+    "DEFAULT_SEARCH_BUDGET",
     "Certificate",
     "ClaimKey",
     "ExactValues",
     "Settings",
     "Source",
+    "StateMass",
     "Timings",
+    "Trap",
     "Versions",
     "software_versions",
 ]

@@ -12,80 +12,69 @@ also confronted with them (``Claim.exact``, ``Claim.holds``).
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from glauber.certify.certificate import ClaimKey, ExactValues, Settings
+from glauber.certify import stages
+from glauber.certify.stages import ClaimKey
 from glauber.core.claims import Claim
 from glauber.estimators.coupling import CouplingResult
 from glauber.estimators.drift import DriftResult
 from glauber.estimators.influence import InfluenceResult
-from glauber.estimators.influence_bracket import InfluenceBracket
 from glauber.estimators.margins import MarginsResult
 from glauber.estimators.rectangle import RectangleTestResult
 
+if TYPE_CHECKING:
+    from glauber.certify.certificate import Certificate, ExactValues
 
-def build_claims(
-    subject: str,
-    eps: float,
-    labels: tuple[str, ...],
-    settings: Settings,
-    incompat: RectangleTestResult,
-    infl: InfluenceResult,
-    marg: MarginsResult,
-    basin: MarginsResult | None,
-    drift_at_states: DriftResult,
-    drift_band: DriftResult,
-    coupling: CouplingResult | None,
-    exact: ExactValues | None,
-    bracket: InfluenceBracket | None = None,
-) -> tuple[Claim, ...]:
-    """The claims of one certificate, in order: Proposition 4; Theorem 5 corrected and as
-    printed; Corollary 7; corrected Theorem 5 on ``tanh(Delta / (4 tau))``; corrected Theorem 5
-    on the rigorous upper bound of the bracket (when computed); Theorem 8 on the best perfect
+
+def build_claims(cert: Certificate) -> tuple[Claim, ...]:
+    """The claims of a certificate, stage by stage (:func:`~glauber.certify.stages.all_stages`),
+    each naming the certified model as its subject.
+
+    The built-in stages claim, in order: Proposition 4; Theorem 5 corrected and as printed,
+    Corollary 7, corrected Theorem 5 on ``tanh(Delta / (4 tau))``; Theorem 8 on the best perfect
     trap (and on the caller's basin when there is one); Section 5.4 as printed and corrected;
-    Section 6.1 coupling.
-
-    Parameters
-    ----------
-    subject : str
-        The model's name.
-    eps : float
-        Target distance of the mixing-time certificates.
-    labels : tuple of str
-        Token labels (for the drift token).
-    settings : Settings
-    incompat, infl, marg, basin, drift_at_states, drift_band, coupling
-        The stage results of :func:`~glauber.certify.certify`.
-    exact : ExactValues or None
-        Exact values of the chain, when known.
-    bracket : InfluenceBracket or None
-        The bracket stage's result.
-
-    Returns
-    -------
-    tuple of Claim
+    Section 6.1 coupling. Every claim reads only the certificate, so one read back from JSON
+    rebuilds the same claims.
     """
-    claims = [
-        _incompatibility_claim(incompat, exact),
-        _theorem5_claim(infl, eps, exact),
-        _printed_contraction_claim(infl),
-        _corollary7_claim(infl),
-        _oscillation_claim(infl, eps, exact),
-        *(() if bracket is None else (_upper_claim(bracket, exact),)),
-        _trap_claim(marg, exact, eps),
-    ]
-    if basin is not None:
-        claims.append(_basin_claim(basin))
-    token = labels[drift_at_states.token]
-    claims += [
-        _printed_drift_claim(drift_at_states, token),
-        _band_drift_claim(drift_band, settings.horizon),
-    ]
-    if coupling is not None:
-        claims.append(_coupling_claim(coupling))
-    return tuple(Claim(**{**c.__dict__, "subject": subject}) for c in claims)
+    claims = [c for stage in stages.all_stages() for c in stage.claims(cert)]
+    return tuple(dataclasses.replace(c, subject=cert.model) for c in claims)
+
+
+def rectangle_claims(cert: Certificate) -> list[Claim]:
+    """Proposition 4 on the rectangle test."""
+    return [_incompatibility_claim(cert.incompatibility, cert.exact)]
+
+
+def influence_claims(cert: Certificate) -> list[Claim]:
+    """Theorem 5 corrected and as printed, Corollary 7, Theorem 5 on the oscillations."""
+    r, eps, exact = cert.influence, cert.eps, cert.exact
+    return [_theorem5_claim(r, eps, exact), _printed_contraction_claim(r),
+            _corollary7_claim(r), _oscillation_claim(r, eps, exact)]
+
+
+def margins_claims(cert: Certificate) -> list[Claim]:
+    """Theorem 8 on the best perfect trap, and on the caller's basin when there is one."""
+    claims = [_trap_claim(cert.margins, cert.exact, cert.eps)]
+    if cert.basin is not None:
+        claims.append(_basin_claim(cert.basin))
+    return claims
+
+
+def drift_claims(cert: Certificate) -> list[Claim]:
+    """Section 5.4 as printed (at the states) and corrected (over the band)."""
+    token = cert.labels[cert.drift.token]
+    return [_printed_drift_claim(cert.drift, token),
+            _band_drift_claim(cert.drift_band, cert.settings.horizon)]
+
+
+def coupling_claims(cert: Certificate) -> list[Claim]:
+    """Section 6.1's coupled pairs (a diagnostic), when any ran."""
+    return [] if cert.coupling is None else [_coupling_claim(cert.coupling)]
 
 
 _LOWER = (
@@ -148,11 +137,21 @@ def _theorem5_claim(r: InfluenceResult, eps: float, exact: ExactValues | None) -
     held = c.best != "none"
     how = ("searched (every entry realised by a witness)" if r.searched else "sampled")
     if r.exhaustive:
-        certifies = (
-            f"t_mix({eps:g}) <= {_fmt(c.best_bound)} steps ({c.best} certificate; exact "
-            "influences)" if held else
-            f"nothing: the exact spectral radius of C is {c.spectral_radius:.4g} >= 1"
-        )
+        if held:
+            certifies = (f"t_mix({eps:g}) <= {_fmt(c.best_bound)} steps ({c.best} certificate; "
+                         "exact influences)")
+        elif r.no_certificate:  # a proved negative: listed as proved, like the searched one
+            certifies = (
+                f"no Theorem 5 certificate exists at this temperature: the exact influence "
+                f"matrix has rho(C) = {c.spectral_radius:.4g} (>= {r.rho_lower:.4g} >= 1 after "
+                "rounding)"
+            )
+        else:
+            certifies = (
+                f"nothing: the spectral radius of the exact C is within rounding of 1 (that of "
+                f"its enclosure is {c.spectral_radius:.4g}, its rounding-safe lower bound "
+                f"{r.rho_lower:.4g} < 1)"
+            )
         caveat = "exact: every pair of states was enumerated"
         if c.precision_note and "matrix_power" not in c.rigorous:
             caveat += f"; matrix-power certificate not used: {c.precision_note}"
@@ -184,7 +183,7 @@ def _theorem5_claim(r: InfluenceResult, eps: float, exact: ExactValues | None) -
         certifies=certifies,
         bound=c.best_bound,
         caveat=caveat,
-        rigorous=r.exhaustive or r.no_certificate,
+        rigorous=(r.exhaustive and held) or r.no_certificate,
         **(_against_tmix(c.best_bound, exact) if held and r.exhaustive else {}),
     )
 
@@ -263,35 +262,6 @@ def _oscillation_claim(r: InfluenceResult, eps: float, exact: ExactValues | None
     )
 
 
-def _upper_claim(b: InfluenceBracket, exact: ExactValues | None) -> Claim:
-    held = b.certified_at_tau
-    where = ("" if b.tau_cert is None else
-             f"; the upper bound certifies from tau = {b.tau_cert:.4g}"
-             + (" (and at every larger tau)" if b.upper_monotone else ""))
-    if b.upper_C is None:
-        certifies = f"nothing: {b.note}"
-    elif held:
-        certifies = (f"t_mix({b.eps:g}) <= {_fmt(b.tmix_bound)} steps, from an upper bound on C "
-                     f"over every context ({b.upper_method})" + where)
-    else:
-        rho = b.rho_upper[b.grid.index(b.tau)]
-        certifies = (f"nothing at this tau: the rigorous upper bound on C ({b.upper_method}) "
-                     f"has spectral radius <= {rho:.4g}, not < 1" + where)
-    return Claim(
-        key=ClaimKey.THEOREM5_UPPER.value,
-        statement="Corrected Theorem 5 on a rigorous upper bound C_up >= c(tau) over every "
-        "context (exact table, pairwise closed form, or the weights of a LayerNorm head): if "
-        "rho(C_up) < 1, t_mix(eps) is bounded",
-        hypothesis_held=bool(held),
-        certifies=certifies,
-        bound=b.tmix_bound,
-        caveat="every entry of C_up and every step of the certificate is rounded upward; an "
-        "upper bound from the weights alone holds for every context and is loose",
-        rigorous=bool(held),
-        **(_against_tmix(b.tmix_bound, exact) if held else {}),
-    )
-
-
 def _trap_claim(r: MarginsResult, exact: ExactValues | None, eps: float) -> Claim:
     statement = (
         "Theorem 8 on the one-state basin {x} of a perfect trap x (every site at its strict "
@@ -329,9 +299,9 @@ def _trap_claim(r: MarginsResult, exact: ExactValues | None, eps: float) -> Clai
     return Claim(
         key=ClaimKey.THEOREM8_TRAP.value,
         statement=statement, hypothesis_held=True,
-        certifies=f"state {s}: escape probability <= {escape:.4g}{marks[0]} (sharper "
+        certifies=f"examined state {s + 1}: escape probability <= {escape:.4g}{marks[0]} (sharper "
         f"{r.trap_sharper_escape_bound[s]:.4g}; exact {r.escape[s]:.4g}); t_mix(1/4) >= "
-        f"{_fmt(tmix)} steps{marks[1]}",
+        f"{_fmt(tmix)} steps{marks[1]}" + _mass_condition(exact, mass_ok),
         bound=tmix,
         caveat=caveat,
         rigorous=True,
@@ -341,14 +311,27 @@ def _trap_claim(r: MarginsResult, exact: ExactValues | None, eps: float) -> Clai
     )
 
 
+def _mass_condition(exact: ExactValues | None, mass_ok: bool) -> str:
+    """What Theorem 8's t_mix bound still needs (``mu({x}) <= 1/2``), said in the claim."""
+    if mass_ok:
+        return ""
+    if exact is None or exact.trap_mass is None:
+        return " (if mu({x}) <= 1/2, not checked here)"
+    return f" (does not apply: exact mu({{x}}) = {exact.trap_mass:.4g} > 1/2)"
+
+
 def _basin_claim(r: MarginsResult) -> Claim:
     b = r.basin
     largest = float(np.max(r.basin_escape))
+    vacuous_escape = b.escape_bound is not None and b.escape_bound >= 1
+    vacuous_tmix = b.tmix_lower_bound is not None and b.tmix_lower_bound < 1
     if b.holds:
         certifies = (
-            f"P(x, B^c) <= {_fmt(b.escape_bound)} (sharper {_fmt(b.sharper_escape_bound)}; "
-            f"largest exact escape {largest:.4g}); t_mix(1/4) >= "
+            f"P(x, B^c) <= {_fmt(b.escape_bound)}"
+            f"{' (vacuous: a probability bound >= 1)' if vacuous_escape else ''} (sharper "
+            f"{_fmt(b.sharper_escape_bound)}; largest exact escape {largest:.4g}); t_mix(1/4) >= "
             f"{_fmt(b.tmix_lower_bound)} if mu(B) <= 1/2"
+            f"{' (vacuous: below 1 step)' if vacuous_tmix else ''}"
         )
     else:
         certifies = "nothing: Assumption 1 fails (an exit-causing site is not at its argmax)"
@@ -363,6 +346,7 @@ def _basin_claim(r: MarginsResult) -> Claim:
         f"Assumption 1 was checked on {b.basin_size} basin states only; it must hold at every "
         "state of B",
         rigorous=b.holds and b.complete,
+        details={"vacuous_escape": bool(vacuous_escape), "vacuous_tmix": bool(vacuous_tmix)},
     )
 
 
@@ -435,4 +419,11 @@ def _fmt(value: float | None) -> str:
     return f"{value:.4g}"
 
 
-__all__ = ["build_claims"]
+__all__ = [
+    "build_claims",
+    "coupling_claims",
+    "drift_claims",
+    "influence_claims",
+    "margins_claims",
+    "rectangle_claims",
+]

@@ -12,10 +12,11 @@ and every rectangle's ``delta`` (Proposition 4).
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
-from glauber.certify.certificate import ExactValues
+from glauber.certify.certificate import ExactValues, StateMass, Trap
 from glauber.errors import (
     ConvergenceError,
     NonPositiveConditionalError,
@@ -25,8 +26,11 @@ from glauber.errors import (
     UnderflowError,
 )
 from glauber.exact.chain import ExactChain
+from glauber.exact.spectral import GAP_RTOL
 from glauber.theory.contraction import certify_contraction
+from glauber.theory.distances import tv_rounding_bound
 from glauber.theory.escape import theorem8_escape_bound
+from glauber.theory.floating import SMALLEST_SUBNORMAL, round_down, round_up
 
 #: Largest state space for which :func:`certify` computes exact values by default (20^3 windows).
 EXACT_MAX_STATES = 8192
@@ -37,6 +41,10 @@ EXACT_MAX_STATES = 8192
 #: stepped chain would otherwise step for hours; beyond the limit ``tmix`` is None and
 #: ``tmix_lower`` bounds it from below.
 EXACT_TMIX_MAX_STEPS = 500
+#: States of largest stationary mass, and perfect traps of largest margin, kept in a certificate.
+TOP_STATES = 10
+#: Gaps below which :func:`spectral_tmix_lower_bound` bounds ``-log(1 - g)`` by its series.
+_SERIES_BELOW = Fraction(1, 2**26)
 #: What a quantity that cannot be computed raises; it is then reported missing, with the reason.
 _UNAVAILABLE = (ConvergenceError, NonPositiveConditionalError, PrecisionError,
                 StateSpaceTooLargeError, UnderflowError)
@@ -88,7 +96,7 @@ def exact_values(
             log_pi = np.log(chain.stationary())
     mode = int(np.argmax(log_pi))
     gap = attempt("spectral gap", chain.absolute_spectral_gap)
-    lower = [spectral_tmix_lower_bound(gap, eps)]
+    lower = [spectral_tmix_lower_bound(gap, eps, None if gap is None else _gap_error(chain, gap))]
 
     def tmix_or_bound() -> int | None:
         try:
@@ -101,10 +109,11 @@ def exact_values(
     tmix = attempt("t_mix", tmix_or_bound)
     states = chain.states()
     log_mass = None if trap_state is None else float(log_pi[int(chain.index_of(trap_state))])
-    trap = _best_trap(chain, log_pi)
+    trap, traps = _best_trap(chain, log_pi)
+    top = np.argsort(-log_pi, kind="stable")[:TOP_STATES]
     return ExactValues(
         num_states=chain.num_states,
-        contraction=certify_contraction(C, eps),
+        contraction=certify_contraction(C, eps, entry_error=_tv_rounding(chain)),
         tmix=tmix,
         tmix_lower=tmix if tmix is not None else max(lower),
         relaxation_time=None if gap is None else (math.inf if gap <= 0 else 1.0 / gap),
@@ -117,18 +126,37 @@ def exact_values(
         **trap,
         rectangles=chain.rectangles(),
         notes=tuple(notes),
+        top_states=tuple(StateMass(tuple(int(v) for v in states[k]), float(log_pi[k]))
+                         for k in top),
+        traps=traps,
     )
 
 
-def spectral_tmix_lower_bound(gap: float | None, eps: float) -> int:
+def spectral_tmix_lower_bound(gap: float | None, eps: float, gap_error: float | None = None) -> int:
     """A lower bound on the worst-start ``t_mix(eps)`` from the absolute spectral gap.
 
     For any eigenvalue ``lambda != 1`` of ``P``, reversible or not, ``d(t) >= |lambda|^t / 2``
     (LPW 2nd ed., Theorem 12.5, first part: its proof uses only an eigenfunction of mean zero),
-    so ``d(t) > eps`` for every ``t < T = log(2 eps) / log(1 - gap)`` (``1 - gap = max |lambda|``)
-    and ``t_mix(eps) >= ceil(T)``. The gap's own error (the eigensolver's, below 1e-9 relative
-    above the floor where a gap is reported at all) is absorbed by shrinking ``T`` by a factor
-    ``1 - 1e-6``; no gap gives 0.
+    so ``d(t) > eps`` for every ``t < T = log(1 / (2 eps)) / -log(1 - gamma)`` (``1 - gamma``
+    the largest such ``|lambda|``) and ``t_mix(eps) >= ceil(T)``.
+
+    Rigorous for any gap the solver is within ``gap_error`` of: the true gap is at most
+    ``g = gap (1 + 2^-53) + gap_error + 2^-1075`` (the solver's error, then float64's rounding of
+    its answer to nearest, relative in the normal range and absolute below it), and
+    ``-log(1 - g)`` is bounded above (by ``g + g^2 / (2 (1 - g))`` for tiny ``g``, else by
+    ``log1p`` rounded up); ``T`` is formed from these in exact rational arithmetic with
+    ``log(1 / (2 eps))`` rounded down, so a subnormal gap gives a (huge) exact integer, never
+    an overflow. No gap gives 0.
+
+    Parameters
+    ----------
+    gap : float or None
+        The computed absolute spectral gap.
+    eps : float
+        Target distance, in (0, 1/2) (else 0 is returned: the bound says nothing).
+    gap_error : float, optional
+        Bound on ``exact gap - gap``; default ``2 GAP_RTOL gap``, twice the dense solvers'
+        accuracy (a Lanczos gap states its own: ``SpectralEstimate.gap_upper``).
 
     Examples
     --------
@@ -136,15 +164,46 @@ def spectral_tmix_lower_bound(gap: float | None, eps: float) -> int:
     1
     >>> spectral_tmix_lower_bound(1e-3, 0.25)  # log 2 / -log(0.999) = 692.8
     693
+    >>> spectral_tmix_lower_bound(5e-324, 0.25) > 10**322  # no OverflowError
+    True
     """
     if gap is None or not 0.0 < gap < 1.0 or not 0.0 < eps < 0.5:
         return 0
-    t = math.log(2.0 * eps) / math.log1p(-gap)
-    return max(0, math.ceil(t * (1.0 - 1e-6)))
+    error = 2.0 * GAP_RTOL * gap if gap_error is None else float(gap_error)
+    g = (Fraction(gap) * (1 + Fraction(1, 2**53)) + Fraction(error)
+         + Fraction(SMALLEST_SUBNORMAL["float64"]) / 2)
+    if g >= 1:
+        return 0
+    if g < _SERIES_BELOW:  # -log(1 - g) = g + g^2/2 + g^3/3 + ... <= g + g^2 / (2 (1 - g))
+        log_rate = g + g * g / (2 * (1 - g))
+    else:  # log1p within one ulp of a float g rounded up
+        log_rate = Fraction(round_up(round_up(-math.log1p(-round_up(float(g))))))
+    log_target = round_down(round_down(-math.log(2.0 * eps)))  # math.log: within one ulp
+    return max(0, math.ceil(Fraction(log_target) / log_rate))
 
 
-def _best_trap(chain: ExactChain, log_pi: np.ndarray) -> dict:
-    """Perfect traps over every state and Theorem 8 on the one with the largest margin."""
+def _gap_error(chain: ExactChain, gap: float) -> float:
+    """How far above ``gap`` the chain's true gap may lie: the rigorous ``gap_upper`` of its
+    spectral estimate where it has one (Lanczos on a large reversible chain: its rounding can
+    exceed the dense solvers' relative accuracy), else twice ``GAP_RTOL`` of the gap."""
+    upper = chain.spectral_estimate().gap_upper
+    default = 2.0 * GAP_RTOL * gap
+    return default if upper is None else max(default, upper - gap)
+
+
+def _tv_rounding(chain: ExactChain) -> float:
+    """A bound on the rounding error of every entry of the chain's influence matrix: its TVs
+    are computed from its score table as :func:`glauber.theory.distances.tv_rounding_bound`
+    describes."""
+    scores = chain.scores()
+    return float(tv_rounding_bound(chain.q, float(np.abs(scores).max()),
+                                   float(np.abs(chain.log_conditionals()).max()), chain.tau,
+                                   scores.dtype, "float64"))
+
+
+def _best_trap(chain: ExactChain, log_pi: np.ndarray) -> tuple[dict, tuple[Trap, ...]]:
+    """Perfect traps over every state and Theorem 8 on the one with the largest margin; the
+    :data:`TOP_STATES` traps of largest margin."""
     scores, p, states = chain.scores(), chain.conditionals(), chain.states()
     rows = np.arange(chain.num_states)
     margins = np.empty((chain.num_states, chain.n))
@@ -163,6 +222,11 @@ def _best_trap(chain: ExactChain, log_pi: np.ndarray) -> dict:
     out = dict(perfect_traps=int(perfect.sum()), best_trap_state=None, best_trap_delta_star=None,
                best_trap_escape_bound=None, best_trap_exact_escape=None,
                best_trap_log_mass=None)
+    ranked = [int(k) for k in np.argsort(-np.where(perfect, state_min, -np.inf), kind="stable")
+              [:min(TOP_STATES, int(perfect.sum()))]]
+    traps = tuple(Trap(tuple(int(v) for v in states[k]), float(state_min[k]),
+                       theorem8_escape_bound(chain.q, float(state_min[k]), chain.tau),
+                       float(leave[k].mean()), float(log_pi[k])) for k in ranked)
     if perfect.any():
         best = int(np.argmax(np.where(perfect, state_min, -np.inf)))
         delta = float(state_min[best])
@@ -173,8 +237,8 @@ def _best_trap(chain: ExactChain, log_pi: np.ndarray) -> dict:
             best_trap_exact_escape=float(leave[best].mean()),
             best_trap_log_mass=float(log_pi[best]),
         )
-    return out
+    return out, traps
 
 
-__all__ = ["EXACT_MAX_STATES", "EXACT_TMIX_MAX_STEPS", "exact_values",
+__all__ = ["EXACT_MAX_STATES", "EXACT_TMIX_MAX_STEPS", "TOP_STATES", "exact_values",
            "spectral_tmix_lower_bound"]

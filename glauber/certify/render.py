@@ -1,132 +1,73 @@
 """The human-readable table of a :class:`~glauber.certify.certificate.Certificate`.
 
-It opens with a verdict block (:func:`verdict_lines`): what is proved, what is only estimated,
-what is not known, and a legend of the claim labels. Then the sections: model, incompatibility
-(Proposition 4), influence & Theorem 5 (with the exact chain's column when the certificate holds
-exact values), margins & Theorem 8, drift (Section 5.4), coupling (Section 6.1), claims, timings.
+It opens with the verdict (:func:`glauber.certify.verdict.verdict_lines`): the answers a user
+came for, then every statement as proved, known exactly, estimated or giving nothing, and a
+legend of the claim labels. Then the model, each stage's sections (the ``render`` of
+:func:`~glauber.certify.stages.all_stages`: incompatibility (Proposition 4), influence & Theorem 5
+(with the exact chain's column when the certificate holds exact values), margins & Theorem 8, the
+exact chain, drift (Section 5.4), coupling (Section 6.1)), the claims and the timings.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
+from glauber.certify import stages
 from glauber.certify.certificate import Certificate
+from glauber.certify.verdict import LEGEND, state_text, verdict_lines
 
 _WIDTH = 34
-#: Short names of the claims in the verdict block.
-_SHORT = {
-    "prop4": "Proposition 4 (rectangles)",
-    "thm5-corrected": "Theorem 5, corrected (t_mix upper bound)",
-    "thm5-printed": "Theorem 5 as printed (one-step contraction)",
-    "cor7": "Corollary 7 (alpha from score oscillations)",
-    "thm5-oscillation": "Theorem 5 on tanh(Delta/4tau)",
-    "thm5-upper": "Theorem 5 on a rigorous upper bound of C",
-    "thm8-trap": "Theorem 8 on a perfect trap",
-    "thm8-basin": "Theorem 8 on the given basin",
-    "drift-printed": "Section 5.4 as printed (drift)",
-    "drift-band": "Section 5.4 corrected (drift band)",
-    "coupling": "coupling times (Section 6.1)",
-}
-#: What the labels of the claims section mean (printed once, in the verdict block).
-LEGEND = (
-    "legend of the claims below: [held; RIGOROUS] the hypothesis held and what follows is "
-    "proved for this model at this tau; [held; not rigorous] the hypothesis held on sampled "
-    "numbers (lower bounds) or on a diagnostic, so what follows is an estimate, not a proof; "
-    "[not held; ...] the hypothesis failed, so the statement gives nothing (RIGOROUS there "
-    "means the failure itself is proved); '-> nothing' after [held; ...]: the statement gives "
-    "nothing even so (it is false as printed, or its bound is vacuous); (vacuous) a bound that "
-    "says nothing (a probability bound >= 1, an infinite t_mix bound, a t_mix lower bound "
-    "below one step)"
-)
 
 
-def verdict_lines(cert: Certificate) -> list[str]:
-    """The verdict block: proved, estimated and not-known claims, one line each, and the legend.
+def format_certificate(
+    cert: Certificate,
+    outputs: Mapping[str, str] | None = None,
+    bracket: Mapping[str, Any] | None = None,
+) -> str:
+    """The human-readable table of a certificate (sections as in the module docstring).
 
-    *Proved*: rigorous claims that conclude something (a vacuous bound is listed as not
-    known). *Estimated*: non-rigorous claims whose hypothesis held (sampled lower bounds,
-    diagnostics). *Not known*: claims that conclude nothing here.
-    """
-    proved, estimated, unknown = [], [], []
-    for c in cert.claims:
-        name = _SHORT.get(c.key, c.key)
-        nothing = c.certifies.startswith("nothing")
-        vacuous = bool(c.details.get("vacuous_escape")) and bool(c.details.get("vacuous_tmix"))
-        if nothing or vacuous:
-            unknown.append(f"{name}" + (" (its bounds are vacuous)" if vacuous else ""))
-        else:
-            line = f"{name}: " + _brief(c.certifies, max(40, 94 - len(name)))
-            (proved if c.rigorous else estimated).append(line)
-    out = []
-    for title, items in (("proved", proved), ("estimated only (not proofs)", estimated)):
-        out.append(f"  {title}:" + ("" if items else " nothing"))
-        out += [f"    - {item}" for item in items]
-    out += _wrap("not known here (the statement gives nothing on these numbers): "
-                 + ("; ".join(unknown) if unknown else "none"), "  ")
-    sentence = bracket_sentence(cert)
-    if sentence:
-        out += _wrap(sentence, "  ")
-    out += _wrap(LEGEND, "  ")
-    return out
-
-
-def bracket_sentence(cert: Certificate) -> str:
-    """The bracket in one sentence ("" when the certificate has none): where no Theorem 5
-    certificate can exist, where one is proved, and their ratio."""
-    b = cert.bracket
-    if b is None:
-        return ""
-    no = ("no temperature was shown to rule a certificate out" if b.tau_no_cert is None else
-          f"no Theorem 5 certificate can exist at tau = {b.tau_no_cert:.4g} ({b.lower_method})")
-    yes = ("no rigorous upper bound certifies at any temperature tried"
-           + (f" ({b.upper_method})" if b.upper_method != "none" else "")
-           if b.tau_cert is None else
-           f"one is proved from tau = {b.tau_cert:.4g}"
-           + (" on" if b.upper_monotone else "") + f" ({b.upper_method} upper bound)")
-    ratio = "" if b.ratio is None else f"; ratio tau_cert / tau_no_cert = {b.ratio:.3g}"
-    return f"bracket: {no}; {yes}{ratio}."
-
-
-def _brief(text: str, limit: int = 110) -> str:
-    """``text`` cut at a word boundary to at most ``limit`` characters (the claims section
-    below has it in full)."""
-    text = " ".join(text.split())
-    if len(text) <= limit:
-        return text
-    return text[:limit].rsplit(" ", 1)[0] + " ..."
-
-
-def _wrap(text: str, indent: str, width: int = 100) -> list[str]:
-    import textwrap
-
-    return textwrap.wrap(text, width=width, initial_indent=indent, subsequent_indent=indent)
-
-
-def format_certificate(cert: Certificate) -> str:
-    """The human-readable table of a certificate (sections as in the module docstring)."""
+    ``outputs`` (what the command wrote, and where) and ``bracket`` go to the verdict
+    (:func:`~glauber.certify.verdict.verdict_lines`)."""
     lines: list[str] = [
         f"glauber certify: {cert.model} at tau = {cert.tau:g} (n = {cert.n}, q = {cert.q}, "
         f"eps = {cert.eps:g}, seed = {cert.seed}, device = {cert.device})"
     ]
     for title, body in (
-        ("verdict", verdict_lines(cert)),
+        ("verdict", verdict_lines(cert, outputs, bracket)),
         ("model", _model_section(cert)),
-        ("incompatibility (Proposition 4, rectangle test)", _incompatibility_section(cert)),
-        ("influence & Theorem 5", _influence_section(cert)),
-        *((("bracket (tau_no_cert < tau_cert)", _bracket_section(cert)),)
-          if cert.bracket is not None else ()),
-        ("margins & Theorem 8", _margins_section(cert)),
-        *((("exact chain (every state)", _exact_section(cert)),) if cert.exact else ()),
-        ("drift (Section 5.4)", _drift_section(cert)),
-        ("coupling (Section 6.1)", _coupling_section(cert)),
+        *(section for stage in stages.all_stages() for section in stage.render(cert)),
         ("claims", _claims_section(cert)),
         ("timings", _timings_section(cert)),
     ):
         lines += ["", f"== {title} =="] + body
     return "\n".join(lines)
+
+
+def rectangle_sections(cert: Certificate) -> list[tuple[str, list[str]]]:
+    return [("incompatibility (Proposition 4, rectangle test)", _incompatibility_section(cert))]
+
+
+def influence_sections(cert: Certificate) -> list[tuple[str, list[str]]]:
+    return [("influence & Theorem 5", _influence_section(cert))]
+
+
+def margins_sections(cert: Certificate) -> list[tuple[str, list[str]]]:
+    return [("margins & Theorem 8", _margins_section(cert))]
+
+
+def exact_sections(cert: Certificate) -> list[tuple[str, list[str]]]:
+    return [("exact chain (every state)", _exact_section(cert))] if cert.exact else []
+
+
+def drift_sections(cert: Certificate) -> list[tuple[str, list[str]]]:
+    return [("drift (Section 5.4)", _drift_section(cert))]
+
+
+def coupling_sections(cert: Certificate) -> list[tuple[str, list[str]]]:
+    return [("coupling (Section 6.1)", _coupling_section(cert))]
 
 
 def _row(label: str, *values: Any) -> str:
@@ -143,6 +84,15 @@ def _num(value: Any) -> str:
             return "inf" if value > 0 else "-inf"
         return f"{value:.4g}"
     return str(value)
+
+
+def _int(value: int) -> str:
+    """An integer in full up to 15 digits, else as ``d.ddde+k`` (a spectral ``t_mix`` lower
+    bound may have hundreds of digits; ``float`` would overflow)."""
+    digits = str(value)
+    if len(digits) <= 15:
+        return digits
+    return f"{digits[0]}.{digits[1:4]}e+{len(digits) - 1}"
 
 
 def _first(values: Any, limit: int = 8) -> tuple[Any, ...]:
@@ -238,7 +188,7 @@ def _influence_section(cert: Certificate) -> list[str]:
     ]
     if e is not None:
         tmix = (_num(e.tmix) if e.tmix is not None else
-                f"> {e.tmix_lower - 1} (not computed: see the notes)" if e.tmix_lower else "n/a")
+                f"> {_int(e.tmix_lower - 1)} (not computed: see the notes)" if e.tmix_lower else "n/a")
         out.append(f"  {'exact t_mix(eps), worst start':<{_WIDTH}} {'':<22}{tmix}")
         out.append(f"  {'exact spectral gap (absolute)':<{_WIDTH}} {'':<22}{_num(e.absolute_gap)}")
         out.append(f"  {'exact relaxation time':<{_WIDTH}} {'':<22}{_num(e.relaxation_time)}")
@@ -256,27 +206,20 @@ def _influence_section(cert: Certificate) -> list[str]:
     return out
 
 
-def _state(cert: Certificate, state: tuple[int, ...] | None) -> str:
-    if state is None:
-        return "n/a"
-    sep = "" if all(len(label) == 1 for label in cert.labels) else " "
-    return sep.join(cert.labels[v] for v in state)
-
-
 def _exact_section(cert: Certificate) -> list[str]:
     e = cert.exact
     out = [
         _row("states", e.num_states),
         _row("reversible (detailed balance)",
              "unknown (see the notes)" if e.reversible is None else e.reversible),
-        _row("most probable state, its mass", _state(cert, e.mode_state),
+        _row("most probable state, its mass", state_text(cert.labels, e.mode_state),
              e.max_stationary_mass),
         _row("perfect traps among all states", e.perfect_traps),
     ]
     if e.best_trap_state is not None:
         bound = e.best_trap_escape_bound
         out += [
-            _row("best trap, Delta*", _state(cert, e.best_trap_state), e.best_trap_delta_star),
+            _row("best trap, Delta*", state_text(cert.labels, e.best_trap_state), e.best_trap_delta_star),
             _row("its escape: Theorem 8 bound, exact", bound, e.best_trap_exact_escape,
                  "(vacuous)" if bound is not None and bound >= 1 else ""),
         ]
@@ -297,7 +240,8 @@ def _margins_section(cert: Certificate) -> list[str]:
         out.append(_row("Theorem 8 on a trap {x}", "no perfect trap: nothing to bound"))
     else:
         out += [
-            _row("trap state (best margin)", t, f"Delta* = {_num(float(r.state_min[t]))}"),
+            _row("trap state (best margin)", f"examined state {t + 1}",
+                 f"Delta* = {_num(float(r.state_min[t]))}"),
             _row("escape: |V| e^(-D/tau), sharper",
                  _vacuous_if(float(r.trap_escape_bound[t]), r.trap_escape_bound[t] >= 1),
                  _vacuous_if(float(r.trap_sharper_escape_bound[t]),
@@ -366,47 +310,31 @@ def _claims_section(cert: Certificate) -> list[str]:
     return out
 
 
-def _bracket_section(cert: Certificate) -> list[str]:
-    """Both sides of the bracket: where no certificate can exist, where one is proved."""
-    b = cert.bracket
-    at = b.grid.index(b.tau) if b.tau in b.grid else None
-    rows = [
-        _row("tau_no_cert (no certificate)", b.tau_no_cert, f"({b.lower_method})"),
-        _row("tau_cert (certificate proved)", b.tau_cert, f"({b.upper_method}"
-             + (", and every larger tau)" if b.upper_monotone else ")")),
-        _row("ratio tau_cert / tau_no_cert", b.ratio),
-    ]
-    if at is not None:
-        rows.append(_row(f"rho(c) at tau = {b.tau:g}: bounds", b.rho_lower[at], b.rho_upper[at]))
-    rows += [
-        _row(f"proved t_mix({b.eps:g}) at tau", b.tmix_bound if b.certified_at_tau else
-             "none (the upper bound does not certify here)"),
-        _row("criterion", b.criterion),
-        _row("temperatures evaluated", f"{len(b.grid)} (grid, then bisection to a relative "
-             f"{b.bisection_rtol:g})"),
-        _row("cost: upper / lower side", f"{b.upper_rows} rows, {b.upper_seconds:.3g} s / "
-             f"{b.lower_rows} rows, {b.lower_seconds:.3g} s"),
-    ]
-    if b.details:
-        rows.append(_row("upper bound from", ", ".join(f"{k} {v}" for k, v in b.details.items())))
-    if b.note:
-        rows += _wrap("note: " + b.note, "  ")
-    return rows
+#: Timing rows of the stages whose name alone does not say what was timed.
+_TIMED = {"table": "score table of the exact chain", "exact": "exact values"}
 
 
 def _timings_section(cert: Certificate) -> list[str]:
     t = cert.timings
     rate = t.rows / t.total if t.total > 0 else math.inf
+    chain_only = () if cert.exact else ("table", "exact")  # 0 s: no chain was built
     return [
         _row("load model and states (s)", t.load),
-        *([_row("score table of the exact chain (s)", t.table)] if cert.exact else []),
-        *(_row(f"{name} (s)", getattr(t, name))
-          for name in ("rectangles", "influence", "margins", "drift", "coupling")),
-        *([_row("bracket (s)", t.bracket)] if cert.bracket is not None else []),
-        *([_row("exact values (s)", t.exact)] if cert.exact else []),
+        *(_row(f"{_TIMED.get(name, name)} (s)", seconds) for name, seconds in t.seconds.items()
+          if name not in chain_only),
         _row("certify total (s)", t.total),
         _row("conditionals asked (rows/s)", t.rows, f"({rate:.1f}/s)"),
     ]
 
 
-__all__ = ["LEGEND", "format_certificate", "verdict_lines"]
+__all__ = [
+    "LEGEND",
+    "coupling_sections",
+    "drift_sections",
+    "exact_sections",
+    "format_certificate",
+    "influence_sections",
+    "margins_sections",
+    "rectangle_sections",
+    "verdict_lines",
+]

@@ -5,22 +5,23 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+#: The line of ``glauber --help``.
+HELP = "alpha(tau) row/col/spectral and the matrix-power certificate (CSV + plot)"
+
 
 def register(subparsers: Any) -> None:
     """Add the ``alpha-curve`` parser."""
-    from glauber.experiments.cli_support import add_common_arguments
-    from glauber.models import EXACT_WINDOW_MAX_STATES, add_window_arguments
+    from glauber.commands.arguments import add_common_arguments
+    from glauber.models import EXACT_WINDOW_MAX_STATES
 
     p = subparsers.add_parser(
         "alpha-curve",
-        help="alpha(tau) row/col/spectral and the matrix-power certificate (CSV + plot)",
         description="One influence estimation reused across temperatures; prints the "
                     "temperature from which each certificate holds on the grid (exact chains), "
                     "or, for sampled or searched lower bounds, the largest temperature at which "
                     "no Theorem 5 certificate can exist (tau_no_cert).",
     )
     add_common_arguments(p)
-    add_window_arguments(p)
     p.add_argument("--taus", required=True, help="temperatures, e.g. 0.5,1,2,4,8,16")
     p.add_argument("--length", type=int, default=None,
                    help="sequence length (default: the toy's n, the context's length, or 20 "
@@ -41,10 +42,10 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the experiment and print the thresholds."""
+    from glauber.commands.arguments import command_line, executor_from
     from glauber.core.validation import check_nonnegative_int
     from glauber.errors import StateSpaceTooLargeError
     from glauber.experiments.alpha_curve import alpha_curve
-    from glauber.experiments.cli_support import command_line, executor_from
     from glauber.experiments.common import get_model
     from glauber.models import EXACT_WINDOW_MAX_STATES, window_spec
 
@@ -94,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 __all__ = [
+    "HELP",
     "register",
     "run",
 ]

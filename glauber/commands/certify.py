@@ -13,36 +13,30 @@ import inspect
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
-from tqdm import tqdm
+from glauber.commands.arguments import add_window_arguments
 
-from glauber.certify import Source, certify, format_certificate
-from glauber.core.io import atomic_write_text, check_output_path
-from glauber.core.validation import (
-    check_eps,
-    check_nonnegative_int,
-    check_positive_int,
-    check_tau,
-)
-from glauber.errors import InvalidParameterError
-from glauber.models import (
-    DEFAULT_MLM_LENGTH,
-    EXACT_WINDOW_MAX_STATES,
-    add_window_arguments,
-    read_states,
-    resolve_model,
-    window_spec,
-)
+#: The line of ``glauber --help``.
+HELP = "certify a masked LM or a toy model at a temperature (table + JSON)"
 
-#: The defaults of :func:`certify`, shared by the options below.
-DEFAULTS = {name: p.default for name, p in inspect.signature(certify).parameters.items()}
+
+def certify_defaults() -> dict[str, Any]:
+    """The defaults of :func:`glauber.certify.certify` and its :class:`~glauber.certify.Settings`,
+    which the options below share."""
+    from glauber.certify import Settings, certify
+
+    return {**{name: p.default for name, p in inspect.signature(certify).parameters.items()},
+            **dataclasses.asdict(Settings())}
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``certify`` parser to the ``glauber`` command."""
+    from glauber.models import DEFAULT_MLM_LENGTH, EXACT_WINDOW_MAX_STATES
+
+    defaults = certify_defaults()
     parser = subparsers.add_parser(
         "certify",
-        help="certify a masked LM or a toy model at a temperature (table + JSON)",
         description=(
             "Run the rectangle test, influence and oscillation estimates (corrected Theorem 5, "
             "Corollary 7), margins (Theorem 8), the Section 5.4 drift and coupling times on one "
@@ -67,7 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         f"t_mix, gap, exact C and Delta) and run every stage on it; default: "
                         f"when q**n <= {EXACT_WINDOW_MAX_STATES:,} (3 sites of 20 amino acids); "
                         "--exact above that limit is an error, --no-exact samples")
-    parser.add_argument("--search-budget", type=int, default=DEFAULTS["search_budget"],
+    parser.add_argument("--search-budget", type=int, default=defaults["search_budget"],
                         help="model rows of the influence search for the suprema of Definition "
                         "2 (default %(default)s; 0 samples --contexts contexts instead)")
     parser.add_argument("--states", metavar="FILE",
@@ -91,30 +85,44 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="run an MLM's forward pass under torch.autocast in this precision with float32 "
         "weights (leave --dtype at float32; bfloat16 on CPU or CUDA, float16 on CUDA)",
     )
-    parser.add_argument("--rectangles", type=int, default=DEFAULTS["n_rectangles"],
+    parser.add_argument("--rectangles", type=int, default=defaults["n_rectangles"],
                         help="rectangles of the incompatibility test (default %(default)s)")
-    parser.add_argument("--contexts", type=int, default=DEFAULTS["n_contexts"],
+    parser.add_argument("--contexts", type=int, default=defaults["n_contexts"],
                         help="contexts of the sampled influence matrix (default %(default)s)")
-    parser.add_argument("--budget", type=int, default=DEFAULTS["budget"],
+    parser.add_argument("--budget", type=int, default=defaults["budget"],
                         help="step budget of the coupled pairs (default %(default)s; the paper "
                         "uses 10,000)")
-    parser.add_argument("--pairs", type=int, default=DEFAULTS["n_pairs"],
+    parser.add_argument("--pairs", type=int, default=defaults["n_pairs"],
                         help="coupled pairs (default %(default)s; 0 skips the coupling stage)")
-    parser.add_argument("--eps", type=float, default=DEFAULTS["eps"],
+    parser.add_argument("--eps", type=float, default=defaults["eps"],
                         help="target distance of the mixing-time certificates (default "
                         "%(default)s)")
-    parser.add_argument("--batch-size", type=int, default=DEFAULTS["batch_size"],
+    parser.add_argument("--batch-size", type=int, default=defaults["batch_size"],
                         help="most conditionals per model call (default %(default)s)")
     parser.add_argument("--bracket", action=argparse.BooleanOptionalAction,
-                        default=DEFAULTS["bracket"],
+                        default=defaults["bracket"],
                         help="report the bracket tau_no_cert < tau_cert: where no Theorem 5 "
-                        "certificate can exist (the influence stage's realised values) and where "
-                        "one is proved (a rigorous upper bound on C); no model rows (default on)")
+                        "certificate can exist (the influences found) and where one is proved "
+                        "(a rigorous upper bound on them); no model row of its own (default: "
+                        "on)")
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Certify the model; print the table; write the JSON. Returns the exit code."""
+    from tqdm import tqdm
+
+    from glauber.certify import Settings, Source, certify, format_certificate
+    from glauber.core.io import atomic_write_text, check_output_path
+    from glauber.core.validation import (
+        check_eps,
+        check_nonnegative_int,
+        check_positive_int,
+        check_tau,
+    )
+    from glauber.errors import InvalidParameterError
+    from glauber.models import read_states, resolve_model, window_spec
+
     tau = check_tau(args.tau)
     eps = check_eps(args.eps)
     seed = check_nonnegative_int(args.seed, "--seed")
@@ -137,25 +145,32 @@ def run(args: argparse.Namespace) -> int:
     states = read_states(args.states, model) if args.states else None
     load = time.perf_counter() - start
     with tqdm(file=sys.stderr, unit="row", desc="certify", leave=False) as bar:
-        cert = certify(
-            model, tau, states, seed=seed, n_rectangles=sizes["rectangles"],
-            n_contexts=sizes["contexts"], n_pairs=sizes["pairs"], budget=sizes["budget"],
-            eps=eps, exact=args.exact, search_budget=sizes["search-budget"], progress=bar,
-            batch_size=sizes["batch-size"], device=args.device, bracket=args.bracket,
+        settings = Settings(
+            n_rectangles=sizes["rectangles"], n_contexts=sizes["contexts"],
+            n_pairs=sizes["pairs"], budget=sizes["budget"], batch_size=sizes["batch-size"],
+            search_budget=sizes["search-budget"], bracket=args.bracket,
         )
+        cert = certify(model, tau, states, settings, eps=eps, seed=seed, exact=args.exact,
+                       progress=bar, device=args.device)
     cert = dataclasses.replace(
         cert, states_source=args.states or cert.states_source,
         timings=dataclasses.replace(cert.timings, load=load),
-        source=Source(spec=spec, length=args.length, dtype=args.dtype, autocast=args.autocast),
+        source=Source(spec=spec, length=args.length, dtype=args.dtype, autocast=args.autocast,
+                      command=getattr(args, "command_line", None)),
+        positions=(None if getattr(model, "sites", None) is None
+                   else tuple(int(k) + 1 for k in model.sites)),
     )
-    print(format_certificate(cert))
-    if args.json is not None:
+    outputs = {}
+    if args.json is not None:  # written first, so that the verdict can say where it is
         atomic_write_text(args.json, cert.to_json() + "\n")
+        outputs["certificate (JSON)"] = args.json
+    print(format_certificate(cert, outputs))
     return 0
 
 
 __all__ = [
-    "DEFAULTS",
+    "HELP",
+    "certify_defaults",
     "register",
     "run",
 ]

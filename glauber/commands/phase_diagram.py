@@ -5,20 +5,20 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+#: The line of ``glauber --help``.
+HELP = "coupling-time phase diagram over temperatures x lengths (CSV + heatmap)"
+
 
 def register(subparsers: Any) -> None:
     """Add the ``phase-diagram`` parser."""
+    from glauber.commands.arguments import add_common_arguments
+
     p = subparsers.add_parser(
         "phase-diagram",
-        help="coupling-time phase diagram over temperatures x lengths (CSV + heatmap)",
         description="Pairs of chains from independent starts, same-site maximal coupling, "
                     "median steps to agreement within the budget; exact t_mix beside toy cells.",
     )
-    from glauber.experiments.cli_support import add_common_arguments
-    from glauber.models import add_window_arguments
-
     add_common_arguments(p)
-    add_window_arguments(p)
     p.add_argument("--taus", required=True, help="temperatures, e.g. 0.5,1,2")
     p.add_argument("--lengths", default=None,
                    help="sequence lengths, e.g. 8,16 (required unless --context gives a window)")
@@ -30,7 +30,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the experiment and print where the outputs are."""
-    from glauber.experiments.cli_support import command_line, executor_from
+    from glauber.commands.arguments import command_line, executor_from
     from glauber.experiments.phase_diagram import phase_diagram
     from glauber.models import window_spec
 
@@ -45,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 __all__ = [
+    "HELP",
     "register",
     "run",
 ]

@@ -5,20 +5,20 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+#: The line of ``glauber --help``.
+HELP = "long chains with checkpoints; traps (perfect/approximate), drift, PCA plot"
+
 
 def register(subparsers: Any) -> None:
     """Add the ``trajectory`` parser."""
+    from glauber.commands.arguments import add_common_arguments
+
     p = subparsers.add_parser(
         "trajectory",
-        help="long chains with checkpoints; traps (perfect/approximate), drift, PCA plot",
         description="Kill it and rerun the same command: it resumes from the last checkpoint "
                     "and writes the same bytes as an uninterrupted run.",
     )
-    from glauber.experiments.cli_support import add_common_arguments
-    from glauber.models import add_window_arguments
-
     add_common_arguments(p)
-    add_window_arguments(p)
     p.add_argument("--tau", type=float, default=1.0, help="temperature (default 1)")
     p.add_argument("--steps", type=int, default=10_000, help="steps per chain (default 10000)")
     p.add_argument("--chains", type=int, default=4, help="number of chains (default 4)")
@@ -39,7 +39,7 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) the chains and print a summary."""
-    from glauber.experiments.cli_support import command_line
+    from glauber.commands.arguments import command_line
     from glauber.experiments.trajectory import trajectory
     from glauber.models import window_spec
 
@@ -54,6 +54,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 __all__ = [
+    "HELP",
     "register",
     "run",
 ]

@@ -11,24 +11,16 @@ from __future__ import annotations
 
 import argparse
 
-from glauber.core.io import check_output_path, write_json_atomic
-from glauber.core.validation import check_nonnegative_int
-from glauber.errors import InvalidParameterError
-from glauber.verification import (
-    STATEMENTS_BY_NAME,
-    build_battery,
-    format_table,
-    report_dict,
-    run_statements,
-    select_statements,
-)
+#: The line of ``glauber --help``.
+HELP = "check the paper's statements exactly on toy chains (theorem table)"
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``verify`` parser to the ``glauber`` command."""
+    from glauber.verification import STATEMENTS_BY_NAME
+
     parser = subparsers.add_parser(
         "verify",
-        help="check the paper's statements exactly on toy chains (theorem table)",
         description=(
             "Check every statement of the paper (and its corrections) exactly on a battery of "
             "toy chains (random function models, Ising/Potts on graphs, asymmetric Ising, "
@@ -58,6 +50,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the verification; return the exit code."""
+    from glauber.core.io import check_output_path, write_json_atomic
+    from glauber.core.validation import check_nonnegative_int
+    from glauber.errors import InvalidParameterError
+    from glauber.verification import (
+        build_battery,
+        format_table,
+        report_dict,
+        run_statements,
+        select_statements,
+    )
+
     check_nonnegative_int(args.seed, "--seed")
     if args.json:  # before the battery: a bad target fails in a second, not after the run
         check_output_path(args.json)
@@ -84,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 __all__ = [
+    "HELP",
     "register",
     "run",
 ]

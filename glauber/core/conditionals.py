@@ -104,7 +104,7 @@ def log_conditionals(
         If ``check_finite`` and the model returned NaN or infinite scores, or ``scores / tau``
         overflows the scores' floating-point format.
     """
-    return _scaled_log_conditionals(model, states, sites, tau, check_finite, False)[0]
+    return _scaled_log_conditionals(model, states, sites, check_tau(tau), check_finite, False)[0]
 
 
 def scaled_log_conditionals(
@@ -124,14 +124,15 @@ def scaled_log_conditionals(
     InvalidTemperatureError, NonFiniteScoresError
         As :func:`log_conditionals`.
     """
-    return _scaled_log_conditionals(model, states, sites, tau, True, True)
+    return _scaled_log_conditionals(model, states, sites, check_tau(tau), True, True)[:3]
 
 
 def _scaled_log_conditionals(
     model: ConditionalModel, states: Any, sites: Any, tau: float, check_finite: bool,
     want_scale: bool,
-) -> tuple[Any, np.ndarray | None, str]:
-    tau = check_tau(tau)
+) -> tuple[Any, np.ndarray | None, str, Any]:
+    """The work of :func:`scaled_log_conditionals` for a checked ``tau`` (the iterators check
+    it once, not per chunk); also returns the scores."""
     s = model.scores(states, sites)
     name = getattr(model, "name", type(model).__name__)
     if check_finite and not all_finite(s):
@@ -155,7 +156,7 @@ def _scaled_log_conditionals(
     if want_scale:
         xp = namespace(s)
         scale = to_numpy(xp.amax(xp.abs(s), axis=-1)).astype(np.float64)
-    return lp, scale, str(s.dtype).removeprefix("torch.")
+    return lp, scale, str(s.dtype).removeprefix("torch."), s
 
 
 def _real_scores(s: Any, name: str) -> np.ndarray:
@@ -210,7 +211,8 @@ def iter_log_conditionals(
     for start in range(0, int(n_queries), batch_size):
         stop = min(start + batch_size, int(n_queries))
         states, sites = build(start, stop)
-        yield start, stop, log_conditionals(model, states, sites, tau, check_finite)
+        yield start, stop, _scaled_log_conditionals(model, states, sites, tau, check_finite,
+                                                    False)[0]
 
 
 def answers_on_host(model: ConditionalModel) -> bool:
@@ -247,7 +249,34 @@ def iter_scaled_log_conditionals(
     for start in range(0, int(n_queries), batch_size):
         stop = min(start + batch_size, int(n_queries))
         states, sites = build(start, stop)
-        yield (start, stop, *scaled_log_conditionals(model, states, sites, tau))
+        yield (start, stop, *_scaled_log_conditionals(model, states, sites, tau, True, True)[:3])
+
+
+def iter_scored_log_conditionals(
+    model: ConditionalModel,
+    n_queries: int,
+    build: Callable[[int, int], tuple[Any, Any]],
+    tau: float,
+    batch_size: int,
+) -> Iterator[tuple[int, int, Any, Any, str]]:
+    """:func:`iter_log_conditionals` with the scores each chunk's log-conditionals came from.
+
+    For quantities read off the scores themselves (Lemma 6's oscillation is tau-free: read from
+    log-probabilities it would carry their ``u log q`` rounding) and for rounding-error bounds.
+
+    Yields
+    ------
+    (start, stop, scores, log_p, dtype)
+        ``scores`` as the model returned them (tau = 1), ``log_p`` as :func:`log_conditionals`
+        (checked finite), ``dtype`` the name of the scores' format.
+    """
+    tau = check_tau(tau)
+    batch_size = check_positive_int(batch_size, "batch_size")
+    for start in range(0, int(n_queries), batch_size):
+        stop = min(start + batch_size, int(n_queries))
+        states, sites = build(start, stop)
+        lp, _, dtype, s = _scaled_log_conditionals(model, states, sites, tau, True, False)
+        yield start, stop, s, lp, dtype
 
 
 @contextmanager
@@ -278,6 +307,7 @@ __all__ = [
     "host_states",
     "iter_log_conditionals",
     "iter_scaled_log_conditionals",
+    "iter_scored_log_conditionals",
     "log_conditionals",
     "scaled_log_conditionals",
     "trusted_inputs",

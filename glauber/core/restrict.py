@@ -22,6 +22,14 @@ from glauber.core.conditionals import host_states
 from glauber.core.protocol import ConditionalModel
 from glauber.errors import InvalidParameterError, SequenceLengthError, UnboundableModelError
 
+#: The site numbering of the JSON files glauber writes, stated in each (``site_numbering``):
+#: indices count from 0 there, positions a person reads count from 1.
+SITE_NUMBERING = (
+    "0-based: site indices in this file (sites, i and j, the columns of states) count from 0; "
+    "positions a person reads (--sites, a window's name such as [positions 98-100 of 120], "
+    "the verdict, the report, the docs) count from 1, so index k is position k + 1"
+)
+
 
 class RestrictedModel:
     """The Glauber chain of ``model`` on ``sites`` of ``context``, every other site frozen.
@@ -283,4 +291,4 @@ def _span(sites: np.ndarray) -> str:
     return ",".join(str(v) for v in s)
 
 
-__all__ = ["RestrictedModel", "restrict"]
+__all__ = ["SITE_NUMBERING", "RestrictedModel", "restrict"]

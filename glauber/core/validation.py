@@ -19,14 +19,35 @@ from glauber.errors import (
 )
 
 
-def check_tau(tau: float) -> float:
-    """Return ``tau`` as a float if it is a finite positive temperature.
+class Temperature(float):
+    """A temperature :func:`check_tau` has accepted: a finite float ``> 0``.
+
+    :func:`check_tau` returns one, and returns one it is given as it is, so a temperature passed
+    down a call chain (``certify`` -> an estimator -> a theory function) is validated once, at
+    the public entry point, and every function below only reads it. Arithmetic on it gives a
+    plain float (a derived value is not a checked temperature).
+    """
+
+    __slots__ = ()
+
+
+def check_tau(tau: float) -> Temperature:
+    """Return ``tau`` as a :class:`Temperature` if it is a finite positive temperature.
+
+    A :class:`Temperature` (already checked) is returned as it is.
 
     Raises
     ------
     InvalidTemperatureError
         If ``tau`` is not a real number, is NaN, infinite, zero or negative.
     """
+    if type(tau) is Temperature:
+        return tau
+    return Temperature(_checked_temperature(tau))
+
+
+def _checked_temperature(tau: float) -> float:
+    """The validation of :func:`check_tau`, run once per temperature that enters the library."""
     if isinstance(tau, bool) or not isinstance(tau, numbers.Real):
         raise InvalidTemperatureError(
             f"temperature tau must be a real number, got {tau!r} ({type(tau).__name__}); "
@@ -223,5 +244,6 @@ __all__ = [
     "check_positive_int",
     "check_square_matrix",
     "check_tau",
+    "Temperature",
     "check_vocab_size",
 ]

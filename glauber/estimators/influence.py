@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from glauber.core.arrays import JsonResult, like, namespace, to_numpy
-from glauber.core.conditionals import host_states, iter_log_conditionals
+from glauber.core.conditionals import host_states, iter_scored_log_conditionals
 from glauber.core.enumeration import all_states
 from glauber.core.protocol import ConditionalModel
 from glauber.core.validation import check_eps, check_positive_int, check_tau
@@ -27,6 +27,7 @@ from glauber.estimators.influence_threshold import rho_lower_bound
 from glauber.estimators.sampler import SeedLike, concat
 from glauber.estimators.witnesses import Witness, witness_tolerance
 from glauber.theory.contraction import ContractionCertificate, certify_contraction
+from glauber.theory.distances import hilbert_distance_upper, tv_rounding_bound
 from glauber.theory.influence_bounds import (
     corollary7_alpha_bound,
     corollary7_holds,
@@ -49,7 +50,8 @@ class InfluenceResult(JsonResult):
     C : ndarray, shape (n, n)
         ``C[i, j]``: largest TV seen for the influence of ``j`` on ``i`` (zero diagonal).
     Delta : ndarray, shape (n, n)
-        ``Delta[i, j]``: largest score oscillation seen (tau-free; zero diagonal).
+        ``Delta[i, j]``: largest score oscillation seen (tau-free; zero diagonal), read off the
+        scores and rounded up: never below the exact oscillation of a pair compared.
     is_lower_bound : bool
         True unless ``exhaustive``: ``C`` and ``Delta`` are then lower bounds on the suprema of
         Definition 2 and Lemma 6, and ``contraction`` is an estimate, not a certificate.
@@ -58,9 +60,10 @@ class InfluenceResult(JsonResult):
         Contexts used, replacements per (context, site), and TV comparisons made (one per
         context, site ``j``, replacement and site ``i != j``).
     alpha_row, alpha_col, alpha_spectral, spectral_radius : float
-        From ``C`` (see :mod:`glauber.theory.contraction`).
+        Those of ``contraction`` (see :mod:`glauber.theory.contraction`).
     contraction : ContractionCertificate
-        Corrected Theorem 5 certificates from ``C`` at ``eps``.
+        Corrected Theorem 5 certificates from ``C`` at ``eps`` (from ``C + rounding`` when
+        ``exhaustive``).
     lemma6 : ndarray, shape (n, n)
         ``Delta / (4 tau)`` (Lemma 6 as printed).
     tanh : ndarray, shape (n, n)
@@ -85,7 +88,8 @@ class InfluenceResult(JsonResult):
     no_certificate : bool
         ``rho_lower >= 1``: no Theorem 5 certificate can hold at this ``tau`` (rigorous).
     tolerance : float
-        Rounding allowance of one computed TV (the scores' precision at ``tau``).
+        Rounding allowance of one computed TV (the scores' precision at ``tau``; at least
+        ``rounding`` when the TVs were computed here).
     searched : bool
         ``C`` and ``Delta`` come from :func:`~glauber.estimators.search_influence` (a batched
         search for the suprema) rather than from sampled contexts.
@@ -94,6 +98,10 @@ class InfluenceResult(JsonResult):
         with :func:`~glauber.estimators.recheck_witnesses`).
     queries : int
         Rows the search sent to the model (0 without a search).
+    rounding : float
+        With ``exhaustive``: a bound on the rounding error of every entry of ``C``
+        (:func:`~glauber.theory.distances.tv_rounding_bound`); ``contraction`` is then the
+        certificate of ``C + rounding``, an upper enclosure of the exact suprema. 0 otherwise.
     """
 
     tau: float
@@ -123,6 +131,7 @@ class InfluenceResult(JsonResult):
     searched: bool = False
     witnesses: tuple[Witness, ...] = ()
     queries: int = 0
+    rounding: float = 0.0
 
 
 def influence(
@@ -210,10 +219,11 @@ def influence(
         else:
             offsets = np.broadcast_to(np.arange(1, q), keys.shape)
         reps = (xs[:, :, None] + offsets) % q
-    search = None
+    search, rounding = None, 0.0
     if exhaustive or not search_budget:
-        C, Delta, n_comparisons, dtype = _max_influence(model, xs, reps, tau, batch_size)
-        tolerance = witness_tolerance(dtype, tau)
+        C, Delta, n_comparisons, dtype, rounding = _max_influence(model, xs, reps, tau,
+                                                                  batch_size)
+        tolerance = max(witness_tolerance(dtype, tau), rounding)
     else:
         budget = check_positive_int(search_budget, "search_budget")
         search = search_influence(model, tau, budget=budget, starts=xs, seed=rng,
@@ -222,7 +232,8 @@ def influence(
     rho_lower = rho_lower_bound(C, tolerance)
     lem = np.asarray(lemma6_bound(Delta, tau))
     th = np.asarray(tanh_bound(Delta, tau))
-    cert = certify_contraction(C, eps)
+    rounding = rounding if exhaustive else 0.0  # a sampled C gives estimates either way
+    cert = certify_contraction(C, eps, entry_error=rounding)
     return InfluenceResult(
         tau=tau,
         C=C,
@@ -251,31 +262,34 @@ def influence(
         searched=search is not None,
         witnesses=() if search is None else search.witnesses,
         queries=0 if search is None else int(search.queries),
+        rounding=rounding,
     )
 
 
 def _max_influence(
     model: ConditionalModel, xs: np.ndarray, reps: np.ndarray, tau: float, batch_size: int
-) -> tuple[np.ndarray, np.ndarray, int, str]:
+) -> tuple[np.ndarray, np.ndarray, int, str, float]:
     """Max TV and max oscillation over every (context, j, b, i != j) query, the number of
-    queries and the dtype of the log-conditionals."""
+    queries, the dtype of the log-conditionals and a bound on the rounding error of each TV.
+
+    The oscillation is read off the scores (tau-free), rounded up by
+    :func:`~glauber.theory.distances.hilbert_distance_upper`, so ``Delta`` never falls below
+    the exact oscillation of a pair it compared; each TV is within
+    :func:`~glauber.theory.distances.tv_rounding_bound` of the exact one, and the largest of
+    these bounds is returned.
+    """
     s_count, n = xs.shape
+    q = int(model.q)
     r = reps.shape[2]
     # Base conditionals p(. | x_{-i}) for every context and site, kept in the model's library.
     base_states = np.repeat(xs, n, axis=0)
     base_sites = np.tile(np.arange(n), s_count)
-    base = concat(
-        [
-            lp
-            for _, _, lp in iter_log_conditionals(
-                model,
-                s_count * n,
-                lambda lo, hi: (base_states[lo:hi], base_sites[lo:hi]),
-                tau,
-                batch_size,
-            )
-        ]
-    )
+    base = list(iter_scored_log_conditionals(
+        model, s_count * n, lambda lo, hi: (base_states[lo:hi], base_sites[lo:hi]), tau,
+        batch_size,
+    ))
+    base_scores = concat([s for _, _, s, _, _ in base])
+    base_lp = concat([lp for _, _, _, lp, _ in base])
 
     def decode(lo: int, hi: int) -> tuple[np.ndarray, ...]:
         """Flat query index -> (context s, site j, replacement b, site i != j)."""
@@ -293,18 +307,31 @@ def _max_influence(
     n_queries = s_count * n * r * (n - 1)
     C = np.zeros((n, n))
     Delta = np.zeros((n, n))
-    dtype = "float64"
-    for lo, hi, lp in iter_log_conditionals(model, n_queries, build, tau, batch_size):
+    dtype, rounding = "float64", 0.0
+    for lo, hi, scores, lp, s_dtype in iter_scored_log_conditionals(model, n_queries, build, tau,
+                                                                     batch_size):
         s, j, _, i = decode(lo, hi)
-        ref = base[like(lp, s * n + i)]
+        at = like(lp, s * n + i)
+        ref, ref_scores = base_lp[at], base_scores[at]
         xp = namespace(lp)
         tv = to_numpy(0.5 * xp.sum(xp.abs(xp.exp(lp) - xp.exp(ref)), axis=-1))
-        diff = lp - ref  # log-softmax normalisers are constants in a: they cancel in max - min
-        osc = to_numpy((xp.amax(diff, axis=-1) - xp.amin(diff, axis=-1)) * tau)
+        diff = scores - ref_scores  # tau-free, and free of the log-softmax's rounding
+        osc = hilbert_distance_upper(to_numpy(xp.amax(diff, axis=-1)),
+                                     to_numpy(xp.amin(diff, axis=-1)), s_dtype)
         np.maximum.at(C, (i, j), tv)
         np.maximum.at(Delta, (i, j), osc)
         dtype = str(lp.dtype).removeprefix("torch.")
-    return C, Delta, n_queries, dtype
+        scale = np.maximum(_row_max_abs(scores), _row_max_abs(ref_scores))
+        spread = np.maximum(_row_max_abs(lp), _row_max_abs(ref))
+        rounding = max(rounding, float(np.max(tv_rounding_bound(q, scale, spread, tau, s_dtype,
+                                                                 dtype))))
+    return C, Delta, n_queries, dtype, rounding
+
+
+def _row_max_abs(values: Any) -> np.ndarray:
+    """``max_a |values[b, a]|`` per row, as float64 on the host."""
+    xp = namespace(values)
+    return to_numpy(xp.amax(xp.abs(values), axis=-1)).astype(np.float64)
 
 
 __all__ = [

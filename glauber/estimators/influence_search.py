@@ -34,7 +34,9 @@ The search (docs/theory.md, Definition 2) runs in three phases over one query me
    at random, so walkers cross plateaus). Walkers cycle over the sites in random order; one
    that completes a cycle without improving restarts, from the given starts first, then
    alternately from a uniform random state and from a random change of a quarter of the sites
-   of the best witness of its entry.
+   of the best witness of its entry. When every move the walkers could make is cached (``n + 1``
+   rounds without a new query) or none fits the budget left, the rows left go to queries never
+   asked, drawn at random (all of them when they fit: the memo then gives the exact suprema).
 
 Every pair of answered queries at one site that differ at exactly one other site is a
 candidate for its entry (a coordinate move at ``k`` also scores ``c_ik`` at two contexts), and
@@ -85,6 +87,8 @@ _TIE = 1e-6
 _MIN_ROUND = 16
 #: Most floats one grid evaluation holds at once (pairs x vocabulary), per chunk of walkers.
 _CHUNK_FLOATS = 1 << 24
+#: Most distinct queries ``n q^(n-1)`` enumerated to find the unasked ones (else drawn).
+_ENUMERATE_QUERIES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -573,7 +577,8 @@ def _search(cache: ScoreCache, tau: float, budget: int, starts: Any, restarts: i
             break
         walkers.restart(chosen[~walkers.active[chosen]], start_states, best_c)
         moves = _fit(cache, _moves(walkers, chosen), left)
-        if not moves:
+        if not moves:  # no move's new queries fit in what is left
+            _ask_unasked(cache, left, batch_size, rng)
             break
         before = cache.queries
         for grid, _, _ in moves:
@@ -586,11 +591,42 @@ def _search(cache: ScoreCache, tau: float, budget: int, starts: Any, restarts: i
             _step(walkers, grid, members, forced, values, rng)
         rounds += 1
         idle = idle + 1 if cache.queries == before else 0
-        if idle > n:  # every move the walkers make is cached: nothing new to learn
+        if idle > n:  # the walkers' moves are all cached: the rest goes to unasked queries
+            _ask_unasked(cache, budget - (cache.queries - used0), batch_size, rng)
             break
     _harvest_cache(cache, tau, best_c, best_d)  # pairs formed across grids, too
     return _result(tau, best_c, best_d, cache, cache.queries - used0, budget, target, rounds,
                    int(walkers.starts.sum()))
+
+
+def _ask_unasked(cache: ScoreCache, left: int, batch_size: int,
+                 rng: np.random.Generator) -> None:
+    """Spend ``left`` rows on queries the cache has never asked, drawn uniformly at random.
+
+    The walkers stop when every move they could make is cached (or none fits the budget); the
+    budget left then still buys new information: each new query pairs with the cached ones
+    that differ from it at one site (the final harvest reads them). Where the ``n q^(n-1)``
+    distinct queries number at most :data:`_ENUMERATE_QUERIES` they are enumerated, so a
+    budget that covers every unasked query asks them all (the harvest is then Definition 2's
+    supremum itself); above that, uniform draws are almost surely new.
+    """
+    n, q = cache.n, cache.q
+    if left <= 0:
+        return
+    if q ** (n - 1) * n <= _ENUMERATE_QUERIES:
+        rest = np.array(np.meshgrid(*[np.arange(q)] * (n - 1), indexing="ij")).reshape(n - 1, -1).T
+        states = np.concatenate([np.insert(rest, i, 0, axis=1) for i in range(n)])
+        sites = np.repeat(np.arange(n), len(rest))
+    else:
+        states = rng.integers(q, size=(2 * left, n))
+        sites = rng.integers(n, size=2 * left)
+    keys = cache.keys(states, sites)
+    first = {key: r for r, key in reversed(list(enumerate(keys)))}  # one row per distinct key
+    unasked = np.array([first[key] for key in cache.new_keys(keys, set())], dtype=np.int64)
+    unasked = np.sort(rng.permutation(unasked)[:left])
+    if unasked.size:
+        cache.fetch(states[unasked], sites[unasked], batch_size,
+                    keys=[keys[r] for r in unasked.tolist()])
 
 
 def _scan_rows(budget: int, scan: float, n: int) -> int:

@@ -393,7 +393,13 @@ def arnold_press_statistic(
     if check_positive_int(K, "K") < 2:
         raise InvalidParameterError(f"K must be >= 2 (a 1 x 1 slice has no interaction), got {K}")
     K = min(int(K), model.q)
-    x = host_states(model, np.asarray(to_numpy(state) if is_torch(state) else state).reshape(1, -1))
+    one = np.asarray(to_numpy(state) if is_torch(state) else state)
+    if one.ndim not in (1, 2) or (one.ndim == 2 and one.shape[0] != 1):
+        raise InvalidParameterError(
+            f"state must be one state, shape (n,) or (1, n); got shape {one.shape}; for several "
+            "states call arnold_press_statistic once per state"
+        )
+    x = host_states(model, one.reshape(1, -1))
     i, j = _site(i, model.n, "i"), _site(j, model.n, "j")
     if i == j:
         raise InvalidParameterError(f"sites i and j must differ, got i = j = {i}")

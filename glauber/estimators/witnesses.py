@@ -81,6 +81,8 @@ class RecheckReport(JsonResult):
         The witness furthest outside (or closest to) its tolerance, with its recomputed value.
     queries : int
         Rows sent to the model (two per witness, each distinct query once).
+    recomputed : numpy.ndarray
+        The recomputed value of every witness, in the result's witness order.
     """
 
     tau: float
@@ -93,6 +95,7 @@ class RecheckReport(JsonResult):
     failures: int
     worst: dict | None
     queries: int
+    recomputed: np.ndarray
 
 
 def witness_tolerance(dtype: str | None, tau: float, reduced_precision: bool = False) -> float:
@@ -246,7 +249,7 @@ def recheck_witnesses(
     cache = ScoreCache(model)
     if not wits:
         tol = tolerance if tolerance is not None else witness_tolerance(None, tau)
-        return RecheckReport(tau, 0, 0.0, 0.0, tol, tol, True, 0, None, 0)
+        return RecheckReport(tau, 0, 0.0, 0.0, tol, tol, True, 0, None, 0, np.zeros(0))
     ctx = np.array([w.context for w in wits], dtype=np.int64)
     alt = ctx.copy()
     rows = np.arange(len(wits))
@@ -282,6 +285,7 @@ def recheck_witnesses(
         worst={"quantity": w.quantity, "i": w.i, "j": w.j, "stored": w.value,
                "recomputed": float(fresh[worst]), "allowed": float(allowed[worst])},
         queries=cache.queries,
+        recomputed=fresh,
     )
 
 

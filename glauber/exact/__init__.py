@@ -8,19 +8,29 @@ hitting times (``basins``), the exact influence and oscillation matrices (``infl
 (``margins``), every rectangle (``rectangles``) and the one-step same-site coupling
 (``coupling``). :class:`TabulatedModel` answers from a score table (``score_table``: one per
 model, context and sites, on disk); :class:`CountChain` is the exact lumped chain of a token count
-(``count_chain``). The algorithms take any transition matrix; the models live in
+(``count_chain``). Above 4096 states the sparse path takes over (``sparse``: the CSR kernel and
+its symmetrisation, the joint stationary law; ``krylov``: Lanczos and Arnoldi gaps with their
+labels, :class:`SpectralEstimate`; ``brackets``: rigorous ``t_mix`` brackets,
+:class:`MixingBracket`), and ``symmetry`` lumps a chain on the orbits of its automorphisms
+(:class:`OrbitChain`). The algorithms take any transition matrix; the models live in
 :mod:`glauber.toy_models`, real models in :mod:`glauber.mlm_backend`.
 """
 
+from glauber.exact.brackets import MixingBracket
 from glauber.exact.chain import ExactChain
 from glauber.exact.count_chain import CountChain
+from glauber.exact.krylov import SpectralEstimate
 from glauber.exact.mixing import distance_curve, mixing_time
 from glauber.exact.score_table import TabulatedModel, score_table, table_queries
 from glauber.exact.stationary import gth_stationary, stationary_distribution
+from glauber.exact.symmetry import OrbitChain
 
 __all__ = [
     "CountChain",
     "ExactChain",
+    "MixingBracket",
+    "OrbitChain",
+    "SpectralEstimate",
     "TabulatedModel",
     "distance_curve",
     "gth_stationary",

@@ -13,7 +13,7 @@ matrix and the stationary distribution once and passes them on.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -21,16 +21,20 @@ import scipy.sparse as sp
 from glauber.core.arrays import log_softmax, logsumexp
 from glauber.core.enumeration import (
     all_states,
-    check_state_space,
     neighbour_indices,
     state_index,
 )
 from glauber.core.protocol import ConditionalModel
-from glauber.core.validation import check_positive_int, check_tau
+from glauber.core.site_model import SiteScoreModel
+from glauber.core.validation import check_eps, check_positive_int, check_tau
 from glauber.errors import (
+    BracketOnlyError,
+    EstimateOnlyError,
+    GlauberError,
     InvalidParameterError,
     NonFiniteScoresError,
     NonPositiveConditionalError,
+    PrecisionError,
     SequenceLengthError,
     StateSpaceTooLargeError,
     UnderflowError,
@@ -38,16 +42,21 @@ from glauber.errors import (
 )
 from glauber.exact import (
     basins,
+    brackets,
     coupling,
     influence,
+    krylov,
     margins,
     mixing,
     rectangles,
+    sparse,
     spectral,
 )
 from glauber.exact.basins import Bottleneck
+from glauber.exact.brackets import MixingBracket
 from glauber.exact.coupling import WorstAdjacentPair
 from glauber.exact.factored import factorable
+from glauber.exact.krylov import SpectralEstimate
 from glauber.exact.rectangles import RectangleSummary
 from glauber.exact.score_table import (
     DEFAULT_BATCH_SIZE,
@@ -58,7 +67,6 @@ from glauber.exact.stationary import (
     GTH_MAX_STATES,
     LOG_GTH_MAX_STATES,
     TRUSTED_MIN_PROBABILITY,
-    StationaryMethod,
     StationarySolution,
     log_gth_stationary,
     log_stationary_distribution,
@@ -66,7 +74,7 @@ from glauber.exact.stationary import (
 )
 from glauber.exact.stepping import GlauberKernel
 from glauber.theory.escape import BasinMargins
-from glauber.theory.kernels import REVERSIBILITY_RTOL, flow_defect
+from glauber.theory.kernels import REVERSIBILITY_RTOL
 
 
 class ExactChain:
@@ -79,9 +87,12 @@ class ExactChain:
     tau : float
         Temperature, finite and > 0 (``tau = 1 / beta`` for the Ising heat bath).
     max_states : int
-        Refuse state spaces with more than this many states (default ``2**16``).
+        Refuse state spaces with more than this many states (default
+        :data:`~glauber.exact.sparse.SPARSE_MAX_STATES`, ``2**20``: the sparse path).
     batch_size : int
-        Most rows per :meth:`scores` call of the model while the score table is built.
+        Most rows per :meth:`scores` call of the model while the score table is built (host
+        numpy models, :class:`~glauber.core.site_model.SiteScoreModel`, use at least
+        :data:`HOST_BATCH_SIZE`).
     cache : bool, str, Path or None
         Where the score table is kept on disk (see
         :func:`glauber.exact.score_table.score_table`; by default only for models with a
@@ -94,7 +105,7 @@ class ExactChain:
     InvalidTemperatureError
         If ``tau`` is not finite and positive.
     StateSpaceTooLargeError
-        If ``q**n > max_states``.
+        If ``q**n > max_states`` (the message says which limit and what would fit).
 
     Notes
     -----
@@ -102,7 +113,12 @@ class ExactChain:
     conditional that underflows to exactly 0 raises :class:`NonPositiveConditionalError` (tiny
     positive ones such as ``1e-40`` are legitimate and kept exactly). Dense algorithms (GTH up to
     4096 states, matrix powers and eigenvalues up to 4096) refuse larger chains with
-    :class:`StateSpaceTooLargeError`; distances and mixing times switch to sparse stepping there.
+    :class:`StateSpaceTooLargeError`; ``"auto"`` switches to the sparse path there
+    (:attr:`algebra` says which): the stationary law from the model's log-joint
+    (:mod:`~glauber.exact.sparse`) or a sparse solve, the gap of a reversible chain by Lanczos
+    (:mod:`~glauber.exact.krylov`, :meth:`spectral_estimate` gives its error bound), mixing times
+    by sparse stepping up to :data:`EXACT_TMIX_MAX_STATES` states and as rigorous brackets above
+    (:meth:`mixing_bracket`, :mod:`~glauber.exact.brackets`).
 
     Examples
     --------
@@ -119,7 +135,7 @@ class ExactChain:
         self,
         model: ConditionalModel,
         tau: float,
-        max_states: int = 2**16,
+        max_states: int = sparse.SPARSE_MAX_STATES,
         batch_size: int = DEFAULT_BATCH_SIZE,
         cache: bool | str | Path | None = None,
         progress: Callable[[int, int], Any] | None = None,
@@ -128,7 +144,7 @@ class ExactChain:
         self.model = model
         self.n = int(model.n)
         self.q = int(model.q)
-        self.num_states = check_state_space(self.n, self.q, max_states)
+        self.num_states = sparse.check_sparse_size(self.n, self.q, max_states)
         self.batch_size = check_positive_int(batch_size, "batch_size")
         self.cache = cache
         self.progress = progress
@@ -176,9 +192,11 @@ class ExactChain:
         batched; on disk for models with a ``cache_key``) and shared by :meth:`at` with the
         chains of every other temperature.
         """
+        batch = self.batch_size
+        if isinstance(self.model, SiteScoreModel):  # numpy on the host: a call's overhead
+            batch = max(batch, HOST_BATCH_SIZE)  # dominates small batches, memory does not
         return self._cached(
-            "scores",
-            lambda: score_table(self.model, self.batch_size, self.cache, self.progress),
+            "scores", lambda: score_table(self.model, batch, self.cache, self.progress),
         )
 
     def at(self, tau: float) -> "ExactChain":
@@ -286,17 +304,23 @@ class ExactChain:
     def transition_matrix(self) -> sp.csr_matrix:
         """The Glauber kernel ``P_tau`` as scipy CSR ``[q**n, q**n]``, built vectorised."""
 
-        def compute() -> sp.csr_matrix:
-            p = self.conditionals()
-            S = self.num_states
-            rows = np.broadcast_to(np.arange(S)[None, :, None], p.shape)
-            cols = neighbour_indices(self.n, self.q)
-            P = sp.coo_matrix(
-                ((p / self.n).ravel(), (rows.ravel(), cols.ravel())), shape=(S, S)
-            ).tocsr()  # duplicate entries (the n self-loop terms) are summed
-            return P
+        return self._cached("P", self._build_kernel)
 
-        return self._cached("P", compute)
+    def _build_kernel(self) -> sp.csr_matrix:
+        """``P``; on the sparse path its symmetrisation too, in the same pass (cached for
+        :meth:`spectral_estimate`, sharing the index arrays)."""
+        if self.algebra == "dense":
+            return sparse.glauber_csr(self.conditionals())
+        P, A = sparse.kernel_and_symmetrisation(self.conditionals(), self.log_conditionals())
+        self._cache["A_sym"] = A
+        return P
+
+    @property
+    def algebra(self) -> str:
+        """What ``"auto"`` uses for this chain: ``"dense"`` (at most 4096 states: GTH, dense
+        eigenvalues, squaring) or ``"sparse"`` (the joint or a sparse solve, Lanczos, stepping
+        and brackets)."""
+        return "dense" if self.num_states <= mixing.MAX_DENSE_STATES else "sparse"
 
     def dense_transition_matrix(self) -> np.ndarray:
         """``P_tau`` as a dense float64 array (cached); the dense algorithms start from it.
@@ -314,21 +338,75 @@ class ExactChain:
             )
         return self._cached("P_dense", lambda: self.transition_matrix().toarray())
 
-    def stationary_solution(self, method: StationaryMethod = "auto") -> StationarySolution:
+    def stationary_solution(self, method: PiMethod = "auto") -> StationarySolution:
         """Stationary distribution with its diagnostics (residual, clipped mass, method used).
 
-        See :func:`glauber.exact.stationary.stationary_distribution`.
+        ``solution.method`` reports what ran: ``"gth"`` (dense, ``"auto"`` up to 4096 states),
+        ``"joint"`` (the model's exact log-joint, verified by detailed balance:
+        :func:`glauber.exact.sparse.joint_stationary`; ``"auto"`` above 4096 states when the
+        model has one), ``"sparse"`` or ``"iterative"`` (normwise accurate solves,
+        :func:`glauber.exact.stationary.stationary_distribution`).
+
+        Raises
+        ------
+        InvalidParameterError
+            If ``method="joint"`` and the model has no log-joint in balance with its kernel.
         """
+        if self._sparse_pi(method):
+            return self.sparse_stationary(method).solution
         return self._cached(
             f"pi:{method}", lambda: stationary_distribution(self.transition_matrix(), method)
         )
 
-    def stationary(self, method: StationaryMethod = "auto") -> np.ndarray:
+    def _sparse_pi(self, method: str) -> bool:
+        return method == "joint" or (method == "auto" and self.num_states > GTH_MAX_STATES)
+
+    def _joint(self) -> sparse.SparseStationary | None:
+        """The law from the model's log-joint if it is in detailed balance with the kernel."""
+        return self._cached("joint", lambda: sparse.joint_stationary(
+            self.model, self.states(), self.tau, self.log_conditionals(),
+            self.transition_matrix()))
+
+    def sparse_stationary(self, method: PiMethod = "auto") -> sparse.SparseStationary:
+        """The stationary law of the sparse path with its accuracy statement.
+
+        ``"auto"``/``"joint"``: the model's log-joint when it is in detailed balance with the
+        kernel (exact to relative precision); else (``"auto"``, ``"sparse"``, ``"iterative"``)
+        a sparse solve, normwise accurate (``accuracy`` says how, with
+        :func:`glauber.exact.sparse.stationary_tv_error_bound`).
+
+        Raises
+        ------
+        InvalidParameterError
+            If ``method="joint"`` and the model has no usable log-joint.
+        ConvergenceError
+            If a sparse solve misses its residual tolerance.
+        """
+
+        def compute() -> sparse.SparseStationary:
+            if method in ("auto", "joint"):
+                found = self._joint()
+                if found is not None:
+                    return found
+                if method == "joint":
+                    raise InvalidParameterError(
+                        f"method='joint' needs a model with log_weight(states) whose law is in "
+                        f"detailed balance with its conditionals; {self!r} has none (use "
+                        "method='auto')")
+            return sparse.solve_stationary(
+                self.transition_matrix(), self.log_conditionals(),
+                "auto" if method == "auto" else method)
+
+        return self._cached(f"sparse_pi:{method}", compute)
+
+    def stationary(self, method: PiMethod = "auto") -> np.ndarray:
         """Stationary distribution ``mu_tau`` (Corollary 2: unique when conditionals are positive).
 
-        ``"gth"`` is accurate to relative precision on every entry (also ``1e-40``); ``"sparse"``
-        (direct) and ``"iterative"`` (Krylov) only normwise; ``"auto"`` uses GTH up to 4096
-        states, the direct solve up to 8192 and the Krylov solve above. A GTH law with entries
+        ``"gth"`` and ``"joint"`` (the model's log-joint, checked by detailed balance) are accurate
+        to relative precision on every entry (also ``1e-40``); ``"sparse"`` (direct) and
+        ``"iterative"`` (Krylov) only normwise; ``"auto"`` uses GTH up to 4096 states, above it
+        the joint where the model has one, else the Krylov solve (the direct solve up to 8192
+        states when the Krylov solve fails its check). A GTH law with entries
         below :data:`~glauber.exact.stationary.TRUSTED_MIN_PROBABILITY` is recomputed from
         :meth:`log_stationary`, so no entry loses its relative accuracy to an underflowed
         intermediate.
@@ -343,7 +421,12 @@ class ExactChain:
         """
         return self._cached(f"pi_checked:{method}", lambda: self._checked_stationary(method))
 
-    def _checked_stationary(self, method: StationaryMethod) -> np.ndarray:
+    def _checked_stationary(self, method: PiMethod) -> np.ndarray:
+        if self._sparse_pi(method):
+            found = self.sparse_stationary(method)
+            if found.solution.method == "joint":
+                _check_normal(found.log_pi, self.states)
+            return found.solution.pi
         gth = method == "gth" or (method == "auto" and self.num_states <= GTH_MAX_STATES)
         try:
             pi = self.stationary_solution(method).pi
@@ -354,21 +437,16 @@ class ExactChain:
         if not gth or ((pi >= TRUSTED_MIN_PROBABILITY).all() and not self._subnormal_moves()):
             return pi
         log_pi = self.log_stationary(method)
-        if (log_pi < np.log(_SMALLEST_NORMAL)).any():
-            k = int(np.argmin(log_pi))
-            raise UnderflowError(
-                f"the stationary probability of state {self.states()[k].tolist()} is "
-                f"10^{log_pi[k] / np.log(10):.1f}, below the smallest float64; use "
-                "log_stationary() (log pi, exact to relative precision) instead of stationary()"
-            )
+        _check_normal(log_pi, self.states)
         return np.exp(log_pi)
 
-    def log_stationary(self, method: StationaryMethod = "auto") -> np.ndarray:
+    def log_stationary(self, method: PiMethod = "auto") -> np.ndarray:
         """``log mu_tau``, with no entry lost to underflow (entries of ``1e-392`` are ``-901.6``).
 
         GTH carried out in log space up to 1024 states
-        (:func:`glauber.exact.stationary.log_gth_stationary`), else the log of the float64
-        law when none of its entries is below
+        (:func:`glauber.exact.stationary.log_gth_stationary`), above it the model's log-joint
+        when it is in detailed balance with the kernel (:meth:`sparse_stationary`), else the
+        log of the float64 law when none of its entries is below
         :data:`~glauber.exact.stationary.TRUSTED_MIN_PROBABILITY`.
 
         Raises
@@ -382,6 +460,17 @@ class ExactChain:
         def compute() -> np.ndarray:
             if method in ("auto", "gth") and self.num_states <= LOG_GTH_MAX_STATES:
                 return log_gth_stationary(self.log_transition_matrix(), log_input=True)
+            if method == "joint" or (method == "auto" and (
+                    self._sparse_pi(method) or self._joint() is not None)):
+                found = self.sparse_stationary(method)
+                pi = found.solution.pi
+                if found.solution.method != "joint" and not (pi >= TRUSTED_MIN_PROBABILITY).all():
+                    raise UnderflowError(
+                        f"the stationary law of this {self.num_states}-state chain has entries "
+                        f"below {TRUSTED_MIN_PROBABILITY:g} (smallest {pi.min():.3g}), which a "
+                        "sparse solve can lose to underflow, and the model has no log-joint; "
+                        "use a smaller chain or a higher temperature")
+                return found.log_pi
             if self._subnormal_moves():
                 raise UnderflowError(
                     "some transition probabilities are subnormal in float64 (no relative "
@@ -393,8 +482,12 @@ class ExactChain:
         return self._cached(f"log_pi:{method}", compute)
 
     def _subnormal_moves(self) -> bool:
-        """Some transition probability is below the normal float64 range (inexact linearly)."""
-        return bool((self._log_moves()[2] < np.log(_SMALLEST_NORMAL)).any())
+        """Some transition probability is below the normal float64 range (inexact linearly).
+
+        Every ``log p_i(a | x_{-i})`` is a move's ``log P`` plus ``log n`` (each context has a
+        state with ``x_i != a``), so the smallest conditional decides."""
+        smallest = float(self.log_conditionals().min()) - np.log(self.n)
+        return smallest < np.log(_SMALLEST_NORMAL)
 
     def _stationary_for_distances(self) -> np.ndarray:
         """``mu`` to absolute accuracy (underflowed entries 0): all a TV distance needs."""
@@ -425,7 +518,20 @@ class ExactChain:
         device: str | None = None,
         method: mixing.Method = "auto",
     ) -> np.ndarray:
-        """``d(t)`` at each time in ``ts`` (see :meth:`distance`)."""
+        """``d(t)`` at each time in ``ts`` (see :meth:`distance`).
+
+        Raises
+        ------
+        BracketOnlyError
+            With ``method="auto"`` above :data:`EXACT_TMIX_MAX_STATES` states (use
+            :meth:`mixing_bracket`).
+        """
+        if self._beyond_exact(method):
+            raise BracketOnlyError(
+                f"the worst-start d(t) of this {self.num_states}-state chain is out of exact "
+                f"reach (every start would be stepped; the limit is EXACT_TMIX_MAX_STATES = "
+                f"{EXACT_TMIX_MAX_STATES}); mixing_bracket() gives rigorous t_mix bounds, "
+                "method='stepping' forces the exact computation")
         return mixing.distance_curve(
             self._mixing_matrix(method, backend), self._stationary_for_distances(), ts, backend,
             device,
@@ -460,13 +566,112 @@ class ExactChain:
             (stepping).
         StateSpaceTooLargeError
             If ``method="squaring"`` is asked of more than 4096 states.
+        BracketOnlyError
+            With ``method="auto"`` above :data:`EXACT_TMIX_MAX_STATES` states, unless the rigorous
+            bounds of :meth:`mixing_bracket` meet (then their common value is returned): the
+            error holds the bracket (monotone models), or says that only the spectral bracket
+            is available (any other model).
         """
+        if self._beyond_exact(method):
+            return self._bracketed_tmix(eps)
         return mixing.mixing_time(
             self._mixing_matrix(method, backend), self._stationary_for_distances(), eps, backend,
             device,
             method=method,
             max_steps=max_steps,
         )
+
+    def _beyond_exact(self, method: str) -> bool:
+        return (method == "auto" and self.num_states > EXACT_TMIX_MAX_STATES
+                and not self.factored)
+
+    def _bracketed_tmix(self, eps: float) -> int:
+        if not self.is_monotone():
+            raise BracketOnlyError(
+                f"t_mix of this {self.num_states}-state chain cannot be computed exactly (every "
+                f"start would be stepped: the limit is EXACT_TMIX_MAX_STATES = "
+                f"{EXACT_TMIX_MAX_STATES}) and the model is not monotone (largest violation "
+                f"{self.monotonicity_defect():.2g}), so no coupling bound applies: only the "
+                "spectral bracket is available (mixing_bracket(); its upper end is an estimate "
+                "for a Lanczos gap)")
+        bracket = self.mixing_bracket(eps)
+        if bracket.exact is not None:
+            return bracket.exact
+        raise BracketOnlyError(
+            f"t_mix of this {self.num_states}-state chain is not computable exactly (the limit is "
+            f"EXACT_TMIX_MAX_STATES = {EXACT_TMIX_MAX_STATES}); rigorous bounds: "
+            f"{bracket.summary()} (error.bracket holds them)", bracket)
+
+    # ---------------------------------------------------------------------------- brackets
+    def monotonicity_defect(self) -> float:
+        """Largest violation of stochastic monotonicity of the conditionals
+        (:func:`glauber.exact.brackets.monotonicity_defect`; 0 for ferromagnetic Ising)."""
+        return self._cached("monotone", lambda: brackets.monotonicity_defect(self.conditionals()))
+
+    def is_monotone(self) -> bool:
+        """Whether the heat-bath grand coupling is monotone: every conditional stochastically
+        increasing in the context (:mod:`glauber.exact.brackets`). Decided by the model's
+        ``is_monotone()`` where it has one (from its parameters, e.g. ``J >= 0``), else exactly
+        on the float64 conditionals (:meth:`monotonicity_defect` is 0)."""
+        declared = getattr(self.model, "is_monotone", None)
+        if callable(declared):
+            return bool(declared())
+        return self.monotonicity_defect() == 0.0
+
+    def mixing_bracket(self, eps: float = 0.25,
+                       max_steps: int = brackets.DEFAULT_BRACKET_STEPS,
+                       method: Literal["auto", "sparse"] = "auto") -> MixingBracket:
+        """Rigorous bounds on the worst-start ``t_mix(eps)``, each labelled (no dense algebra).
+
+        * monotone models (:meth:`is_monotone`): the grand-coupling sandwich from the two
+          extreme states, both bounds rigorous (:mod:`glauber.exact.brackets`), stepping at most
+          ``max_steps`` steps;
+        * reversible chains: LPW Theorems 12.5 (lower, rigorous) and 12.4 (upper: rigorous with
+          the dense gap, an estimate with a Lanczos gap), from :meth:`spectral_estimate` and
+          ``log pi_min``;
+        * ``bracket.exact`` when the rigorous bounds meet.
+
+        A non-reversible, non-monotone chain gets neither: its bracket is ``0 <= t_mix`` with no
+        upper bound, and says so in its claims. ``method="sparse"`` takes the sparse path's
+        stationary law and gap (joint or solve, Lanczos or Arnoldi) at any size (``"auto"``:
+        dense up to 4096 states, whose spectral upper bound is then rigorous).
+
+        Raises
+        ------
+        InvalidProbabilityError
+            If ``eps`` is not in (0, 1).
+        """
+        eps = check_eps(eps)
+        if method not in ("auto", "sparse"):
+            raise InvalidParameterError(f"method must be 'auto' or 'sparse', got {method!r}")
+        dense = method == "auto" and self.algebra == "dense"
+
+        def compute() -> MixingBracket:
+            subject = repr(self)
+            claims = []
+            if self.is_monotone():
+                solution = (self.stationary_solution() if dense else
+                            self.sparse_stationary().solution)
+                pi = self._stationary_for_distances() if dense else solution.pi
+                claims += brackets.monotone_bracket(
+                    self.transition_matrix(), pi, self.n, self.q,
+                    eps, subject,
+                    None if solution.method in ("gth", "joint") else solution.residual_l1,
+                    max_steps, float(np.abs(self.log_conditionals()).max()))
+            if self.is_reversible():
+                try:
+                    estimate = self.spectral_estimate("auto" if dense else "lanczos")
+                except PrecisionError as exc:
+                    claims.append(brackets.unavailable_claim(subject, str(exc)))
+                else:
+                    claims += brackets.spectral_claims(
+                        estimate, float(self.log_stationary().min()), eps, subject)
+            if not claims:
+                claims.append(brackets.unavailable_claim(
+                    subject, "the chain is neither monotone nor reversible: no bound applies"))
+            return brackets.combine(claims, eps, self.is_monotone(), subject)
+
+        return self._cached(f"bracket:{eps!r}:{max_steps}:{dense}", compute)
 
     @property
     def factored(self) -> bool:
@@ -509,57 +714,123 @@ class ExactChain:
 
     def _reversibility_defect(self) -> float:
 
-        def compute() -> float:
-            log_pi = self.log_stationary()
-            x, y, log_p, log_back = self._log_moves()
-            return flow_defect(log_pi[x] + log_p, log_pi[y] + log_back)
+        # flow_defect over every move, taken fibre by fibre (no move arrays)
+        return self._cached("rev_defect", lambda: sparse.fiber_defect(
+            self.log_stationary(), self.log_conditionals()))
 
-        return self._cached("rev_defect", compute)
-
-    def spectral_gap(self) -> float:
+    def spectral_gap(self, method: GapMethod = "auto") -> float:
         """``1 - lambda_2`` if reversible (sqrt(pi) symmetrisation), else the absolute gap.
 
-        To relative accuracy 1e-6: gaps float64 cannot resolve are recomputed in extended
-        precision on chains of at most 32 states, and refused above. See
-        :func:`glauber.exact.spectral.spectral_gap`.
+        ``"dense"`` (``"auto"`` up to 4096 states): to relative accuracy 1e-6; gaps float64
+        cannot resolve are recomputed in extended precision on chains of at most 32 states, and
+        refused above (:func:`glauber.exact.spectral.spectral_gap`). ``"lanczos"`` (``"auto"``
+        above 4096 states, reversible chains): :func:`glauber.exact.krylov.lanczos_gap`, whose
+        error bound and labels :meth:`spectral_estimate` returns.
 
         Raises
         ------
         PrecisionError
-            If the gap is below float64's resolution on a chain of more than 32 states.
+            If the gap is below float64's resolution on a chain of more than 32 states, or below
+            :data:`~glauber.exact.krylov.LANCZOS_GAP_FLOOR` on the sparse path.
+        EstimateOnlyError
+            If the chain is not reversible and above the dense limit: only an Arnoldi estimate
+            exists (``spectral_estimate(method="arnoldi")``).
+        StateSpaceTooLargeError
+            If ``method="dense"`` is asked of more than 4096 states.
         """
-        return self._cached(
-            "gap",
-            lambda: spectral.spectral_gap(
-                self.dense_transition_matrix(), None, reversible=self.is_reversible(),
-                log_P=self.log_transition_matrix,
-            ),
-        )
+        if self._dense_gap(method):
+            return self._cached(
+                "gap",
+                lambda: spectral.spectral_gap(
+                    self.dense_transition_matrix(), None, reversible=self.is_reversible(),
+                    log_P=self.log_transition_matrix,
+                ),
+            )
+        return self._lanczos(method).gap
 
-    def absolute_spectral_gap(self) -> float:
+    def absolute_spectral_gap(self, method: GapMethod = "auto") -> float:
         """``1 - max{|lambda| : lambda != 1}`` (LPW 2nd ed., Section 12.2).
 
-        Accuracy as :meth:`spectral_gap`; above the dense limit (4096 states) by ARPACK
-        (:func:`glauber.exact.spectral.sparse_absolute_spectral_gap`), to absolute
-        accuracy ~1e-10 and refusing gaps below 1e-6.
+        Accuracy and methods as :meth:`spectral_gap`. On the sparse path (reversible chains
+        only) it equals the gap: a reversible heat-bath kernel has no negative eigenvalue
+        (:mod:`glauber.exact.krylov`).
 
         Raises
         ------
-        PrecisionError
-            If the gap is below float64's resolution on a chain of more than 32 states.
+        PrecisionError, EstimateOnlyError, StateSpaceTooLargeError
+            As :meth:`spectral_gap`.
         """
-        if self.num_states > mixing.MAX_DENSE_STATES:
+        if self._dense_gap(method):
             return self._cached(
                 "abs_gap",
-                lambda: spectral.sparse_absolute_spectral_gap(self.transition_matrix()),
+                lambda: spectral.absolute_spectral_gap(
+                    self.dense_transition_matrix(), None, reversible=self.is_reversible(),
+                    log_P=self.log_transition_matrix,
+                ),
             )
-        return self._cached(
-            "abs_gap",
-            lambda: spectral.absolute_spectral_gap(
-                self.dense_transition_matrix(), None, reversible=self.is_reversible(),
-                log_P=self.log_transition_matrix,
-            ),
-        )
+        return self._lanczos(method).absolute_gap
+
+    def _dense_gap(self, method: str) -> bool:
+        if method not in ("auto", "dense", "lanczos"):
+            raise InvalidParameterError(
+                f"unknown gap method {method!r}; use 'auto', 'dense' or 'lanczos' (an Arnoldi "
+                "estimate is spectral_estimate(method='arnoldi'))")
+        return method == "dense" or (method == "auto" and self.algebra == "dense")
+
+    def _lanczos(self, method: str) -> SpectralEstimate:
+        if not self.is_reversible():
+            raise EstimateOnlyError(
+                f"{self!r} is not reversible (detailed-balance defect "
+                f"{self._reversibility_defect():.2g}), so Lanczos on the symmetrised kernel does "
+                f"not apply, and its {self.num_states} states are over the dense limit of "
+                f"{mixing.MAX_DENSE_STATES}; spectral_estimate(method='arnoldi') returns an "
+                "Arnoldi estimate labelled as such, mixing_bracket() the t_mix bounds")
+        return self.spectral_estimate("lanczos")
+
+    def spectral_estimate(self, method: EstimateMethod = "auto", seed: int = 0
+                          ) -> SpectralEstimate:
+        """The spectral gap with its error bound and what of it is proved.
+
+        ``"auto"``: ``"dense"`` up to 4096 states, above it ``"lanczos"`` for a reversible chain
+        (:func:`glauber.exact.krylov.lanczos_gap`: the upper bound on the gap rigorous, the
+        two-sided residual bound an estimate) and ``"arnoldi"`` otherwise
+        (:func:`glauber.exact.krylov.arnoldi_gap_estimate`: an estimate, no bound).
+        ``estimate.method`` says which ran.
+
+        Raises
+        ------
+        EstimateOnlyError
+            If ``method="lanczos"`` is asked of a chain that is not reversible.
+        PrecisionError, ConvergenceError
+            As the method run.
+        """
+        if method not in ("auto", "dense", "lanczos", "arnoldi"):
+            raise InvalidParameterError(
+                f"unknown spectral method {method!r}; use 'auto', 'dense', 'lanczos' or "
+                "'arnoldi'")
+        if method == "auto":
+            method = ("dense" if self.algebra == "dense" else
+                      "lanczos" if self.is_reversible() else "arnoldi")
+
+        def compute() -> SpectralEstimate:
+            if method == "dense":
+                return krylov.dense_estimate(self.spectral_gap("dense"),
+                                             self.absolute_spectral_gap("dense"),
+                                             self.is_reversible())
+            if method == "lanczos":
+                if not self.is_reversible():
+                    return self._lanczos(method)  # raises
+                self.transition_matrix()  # builds the symmetrisation beside P on the sparse path
+                return krylov.lanczos_gap(
+                    self._cached("A_sym", lambda: sparse.symmetrised_csr(self.log_conditionals())),
+                    self.log_stationary(), float(np.abs(self.log_conditionals()).max()), seed)
+            try:
+                pi = self.stationary_solution().pi
+            except GlauberError:
+                pi = None
+            return krylov.arnoldi_gap_estimate(self.transition_matrix(), pi, seed)
+
+        return self._cached(f"estimate:{method}:{seed}", compute)
 
     def relaxation_time(self) -> float:
         """``t_rel = 1 / absolute_spectral_gap()`` (LPW 2nd ed., Section 12.2)."""
@@ -700,6 +971,32 @@ class ExactChain:
 
 
 _SMALLEST_NORMAL = float(np.finfo(np.float64).tiny)
+
+#: Rows per score-table call for host numpy models (toy models, score tables); ``batch_size``
+#: still bounds the calls of device models (masked LMs), where it sets the memory.
+HOST_BATCH_SIZE = 2**14
+
+#: Largest chain whose worst-start ``t_mix`` and ``d(t)`` ``"auto"`` computes exactly (dense
+#: squaring, the factor, or stepping every start); above, only :meth:`ExactChain.mixing_bracket`.
+EXACT_TMIX_MAX_STATES = 2**16
+
+#: Stationary methods of the chain: those of
+#: :func:`glauber.exact.stationary.stationary_distribution` and ``"joint"`` (the model's
+#: log-joint).
+PiMethod = Literal["auto", "gth", "sparse", "iterative", "joint"]
+GapMethod = Literal["auto", "dense", "lanczos"]
+EstimateMethod = Literal["auto", "dense", "lanczos", "arnoldi"]
+
+
+def _check_normal(log_pi: np.ndarray, states: Callable[[], np.ndarray]) -> None:
+    """Refuse a law with an entry below the smallest normal float64 (use ``log_stationary``)."""
+    if (log_pi < np.log(_SMALLEST_NORMAL)).any():
+        k = int(np.argmin(log_pi))
+        raise UnderflowError(
+            f"the stationary probability of state {states()[k].tolist()} is "
+            f"10^{log_pi[k] / np.log(10):.1f}, below the smallest float64; use "
+            "log_stationary() (log pi, exact to relative precision) instead of stationary()"
+        )
 
 
 def _checked_exp(log_value: float, what: str, instead: str) -> float:

@@ -23,7 +23,7 @@ from typing import Any, Callable
 import numpy as np
 
 from glauber.core.arrays import all_finite, to_numpy
-from glauber.core.enumeration import radix_weights
+from glauber.core.enumeration import all_states, radix_weights
 from glauber.core.io import atomic_write_bytes, atomic_write_text, cache_root
 from glauber.core.protocol import ConditionalModel
 from glauber.core.site_model import SiteScoreModel
@@ -172,11 +172,7 @@ class TabulatedModel(SiteScoreModel):
 
 def _states_with_site_zero(n: int, q: int, i: int) -> np.ndarray:
     """The ``q^(n-1)`` states with ``x_i = 0``, in the mixed-radix order of the others."""
-    others = np.delete(np.arange(n), i)
-    states = np.zeros((q ** (n - 1), n), dtype=np.int64)
-    index = np.arange(q ** (n - 1), dtype=np.int64)
-    states[:, others] = (index[:, None] // radix_weights(n - 1, q)[None, :]) % q
-    return states
+    return np.insert(all_states(n - 1, q, max_states=q ** (n - 1)), i, 0, axis=1)
 
 
 def _spread(out: np.ndarray, site: np.ndarray, n: int, q: int, i: int) -> None:

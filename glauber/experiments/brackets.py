@@ -15,18 +15,18 @@ in the main job, VL 91–93, the ``HYT`` window of the windows section), side by
 bound, the exact value (the score table) and the searched value, at each temperature of a grid,
 with the bracket of each.
 
-``python -m glauber.experiments.brackets --out docs/data/bracket --doc docs/results.md`` runs
-every entry not yet in ``--out`` (one JSON file each, written atomically: a rerun resumes) and
-rewrites the marked block of ``docs/results.md`` (:func:`brackets_markdown`).
+A section of docs/results.md (:data:`glauber.experiments.results.SECTIONS`): :func:`render`
+writes its Markdown from the JSON committed under ``docs/data/bracket/``, and
+``glauber results --rerun bracket`` (:func:`refresh`) computes every entry not yet there (one
+JSON file each, written atomically: a rerun resumes; the full chains' searches take tens of
+minutes each).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -35,6 +35,7 @@ import numpy as np
 
 from glauber.core.arrays import jsonable
 from glauber.core.io import write_json_atomic
+from glauber.errors import InvalidParameterError
 from glauber.estimators.influence_bracket import (
     UPPER_GRID,
     WitnessCurve,
@@ -46,7 +47,6 @@ from glauber.estimators.influence_upper import UpperBoundSource
 from glauber.estimators.score_cache import MemoisedModel
 from glauber.estimators.witnesses import reduced_precision
 from glauber.experiments.compare import _fmt as _f
-from glauber.experiments.windows import splice
 
 #: Full chains: entry -> (model, shipped context).
 FULL_CHAINS: dict[str, tuple[str, str]] = {
@@ -72,8 +72,8 @@ FULL_TAUS = (1.0, 2.0, 4.0, 8.0)
 FULL_BUDGET = 4000
 #: Rows of a window's search on its table (a quarter of the 1,200-row table).
 WINDOW_BUDGET = 300
-#: Markers of the block of docs/results.md this module writes.
-BEGIN, END = "<!-- bracket:begin -->", "<!-- bracket:end -->"
+#: The command that refreshes the section's data.
+COMMAND = "glauber results --rerun bracket"
 
 
 def _grid(taus: Sequence[float]) -> list[float]:
@@ -193,7 +193,7 @@ def run(out: Path, entries: Sequence[str], log: Callable[[str], None] = print,
             data = window(*WINDOWS[name], budget=window_budget)
         else:
             known = ", ".join([*FULL_CHAINS, *WINDOWS])
-            raise SystemExit(f"unknown entry {name!r}; known: {known}")
+            raise InvalidParameterError(f"unknown bracket entry {name!r}; choose from {known}")
         data["seconds"] = time.perf_counter() - started
         data["date"] = time.strftime("%Y-%m-%d")
         data["load_average"] = f"{os.getloadavg()[0]:.0f} at the end, on {os.cpu_count()} cores"
@@ -209,17 +209,21 @@ def _cert(b: dict) -> str:
     return _f(t, 4)
 
 
-def brackets_markdown(folder: Path) -> str:
-    """The results section (markdown) from the JSON files in ``folder``."""
+def refresh(folder: Path, work: Path, log: Callable[[str], Any]) -> None:
+    """Compute every entry (the windows first) not yet in ``folder`` (``work`` is not used: the
+    entries' JSON is the data itself, and the windows' score tables are cached under
+    ``$GLAUBER_CACHE``)."""
+    run(folder, [*WINDOWS, *FULL_CHAINS], log)
+
+
+def render(folder: Path) -> str:
+    """The section's Markdown (below its heading) from the JSON files in ``folder``."""
     data = {p.stem: json.loads(p.read_text()) for p in sorted(Path(folder).glob("*.json"))}
     full = [data[k] for k in FULL_CHAINS if k in data]
     wins = [data[k] for k in WINDOWS if k in data]
     lines = [
-        BEGIN,
-        "## The bracket: where no certificate can exist, where one is proved",
-        "",
         "```",
-        f"python -m glauber.experiments.brackets --out {folder} --doc docs/results.md",
+        COMMAND,
         "```",
         "",
         "tau_no_cert: the highest temperature at which realised influences (a search's witnesses, "
@@ -295,8 +299,8 @@ def brackets_markdown(folder: Path) -> str:
                 f"{_cert(b['exact'])} | {_cert(b['weights'])} | "
                 f"{_f(b['exact']['ratio'])} | {_f(b['weights']['ratio'])} |")
         lines.append("")
-    lines += [_narrowing(full), END]
-    return "\n".join(lines) + "\n"
+    lines.append(_narrowing(full))
+    return "\n".join(lines).rstrip("\n") + "\n"
 
 
 def _narrowing(full: Sequence[dict]) -> str:
@@ -326,42 +330,5 @@ def _narrowing(full: Sequence[dict]) -> str:
     )
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=Path, default=Path("docs/data/bracket"))
-    p.add_argument("--entries", default=",".join([*WINDOWS, *FULL_CHAINS]))
-    p.add_argument("--budget", type=int, default=FULL_BUDGET)
-    p.add_argument("--window-budget", type=int, default=WINDOW_BUDGET)
-    p.add_argument("--doc", type=Path, default=None)
-    p.add_argument("--render-only", action="store_true")
-    a = p.parse_args(argv)
-
-    def log(msg: str) -> None:
-        print(time.strftime("%H:%M:%S"), msg, flush=True)
-
-    if not a.render_only:
-        run(a.out, a.entries.split(","), log, a.budget, a.window_budget)
-    if a.doc is not None:
-        place(a.doc, brackets_markdown(a.out))
-    return 0
-
-
-def place(doc: Path, block: str) -> None:
-    """Write ``block`` into ``doc``: in place of its marked block, else right after the
-    windows section (where :func:`glauber.experiments.results_doc.render` puts it)."""
-    from glauber.core.io import atomic_write_text
-    from glauber.experiments.windows import END as WINDOWS_END
-
-    text = doc.read_text(encoding="utf-8")
-    if BEGIN not in text and WINDOWS_END in text:
-        head, tail = text.split(WINDOWS_END, 1)
-        atomic_write_text(doc, head + WINDOWS_END + "\n\n" + block + tail)
-        return
-    splice(doc, block, BEGIN, END)
-
-
-__all__ = ["BEGIN", "END", "FULL_BUDGET", "FULL_CHAINS", "FULL_TAUS", "TAUS", "WINDOWS",
-           "WINDOW_BUDGET", "brackets_markdown", "full_chain", "main", "place", "run", "window"]
-
-if __name__ == "__main__":
-    sys.exit(main())
+__all__ = ["COMMAND", "FULL_BUDGET", "FULL_CHAINS", "FULL_TAUS", "TAUS", "WINDOWS",
+           "WINDOW_BUDGET", "full_chain", "refresh", "render", "run", "window"]

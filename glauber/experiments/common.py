@@ -122,7 +122,7 @@ def get_model(spec: str, length: int | None = None, device: str = "cpu") -> Any:
     UnknownModelError
         If ``spec`` is neither a known model nor a toy specification.
     """
-    from glauber.models import CONTEXT_SEPARATOR, is_toy_spec, resolve_model
+    from glauber.models import CONTEXT_SEPARATOR, is_toy_spec, resolve_model, toy_spec_at_length
 
     if is_toy_spec(spec) and length is not None and CONTEXT_SEPARATOR not in spec:
         return resolve_model(toy_spec_at_length(spec, length), device=device)
@@ -158,7 +158,7 @@ def check_length(spec: str, length: int | None) -> int | None:
         or a window (``model@context[sites]``, whose sites set its length) and ``length`` is
         given.
     """
-    from glauber.models import CONTEXT_SEPARATOR, is_toy_spec
+    from glauber.models import CONTEXT_SEPARATOR, is_toy_spec, toy_length
 
     if length is not None and CONTEXT_SEPARATOR in spec:
         raise SequenceLengthError(
@@ -167,34 +167,13 @@ def check_length(spec: str, length: int | None) -> int | None:
         )
     if length is None or not is_toy_spec(spec):
         return length
-    for item in spec.partition(":")[2].split(","):
-        key, _, value = item.partition("=")
-        if key.strip() == "n" and value.strip() != str(length):
-            raise SequenceLengthError(
-                f"{spec} sets n = {value.strip()} but --length {length} was given; drop "
-                "--length or change n in the specification"
-            )
-    return length
-
-
-def toy_spec_at_length(spec: str, length: int) -> str:
-    """The toy specification ``spec`` with its ``n`` set to ``length``.
-
-    Raises
-    ------
-    InvalidParameterError
-        If the family has no ``n`` (e.g. ``ising-grid``: set ``rows``/``cols`` instead).
-    """
-    from glauber.toy_models.specs import TOY_FAMILIES
-
-    family, _, rest = spec.strip().partition(":")
-    if "n" not in TOY_FAMILIES[family.strip()][1]:
-        raise InvalidParameterError(
-            f"toy family {family!r} has no length n; give its size in the specification and "
-            "leave --length/--lengths out"
+    n = toy_length(spec)
+    if n is not None and n != length:
+        raise SequenceLengthError(
+            f"{spec} sets n = {n} but --length {length} was given; drop --length or change n "
+            "in the specification"
         )
-    items = [i.strip() for i in rest.split(",") if i.strip() and i.split("=")[0].strip() != "n"]
-    return f"{family.strip()}:" + ",".join([f"n={check_positive_int(length, 'length')}", *items])
+    return length
 
 
 def exact_tmix(model: Any, tau: float, eps: float = 0.25, max_states: int = 1024) -> int | None:
@@ -341,6 +320,5 @@ __all__ = [
     "pyplot",
     "save_figure",
     "state_text",
-    "toy_spec_at_length",
     "write_csv",
 ]

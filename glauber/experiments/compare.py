@@ -38,6 +38,7 @@ import numpy as np
 from glauber.certify import certify
 from glauber.core.io import atomic_write_text
 from glauber.core.validation import check_nonnegative_int
+from glauber.errors import SequenceLengthError
 from glauber.experiments.alpha_curve import CachedScores
 from glauber.experiments.checkpoint import ResultsLog, dumps
 from glauber.experiments.common import (
@@ -50,10 +51,36 @@ from glauber.experiments.common import (
 )
 from glauber.experiments.executor import Executor, LocalExecutor, run_cells
 from glauber.experiments.outdir import OutputFolder, check_out_folder
-from glauber.models import CONTEXT_SEPARATOR, is_toy_spec
+from glauber.models import CONTEXT_SEPARATOR, is_toy_spec, toy_length
 
 #: Files written in the output folder (besides the results log).
 OUTPUTS = ("compare.json", "compare.md")
+#: Sequence length of a masked LM when ``length`` is not given.
+MLM_LENGTH = 16
+
+
+def model_length(name: str, length: int | None) -> int | None:
+    """The length ``name`` runs at in the comparison (None: the model's own).
+
+    ``length`` applies to every model whose name does not fix its length: a masked LM
+    (:data:`MLM_LENGTH` when ``length`` is None) and a toy specification without ``n=``; a toy
+    specification with ``n=`` keeps it.
+
+    Raises
+    ------
+    SequenceLengthError
+        If ``length`` is given for a window (its sites set its length).
+    """
+    if CONTEXT_SEPARATOR in name:
+        if length is not None:
+            raise SequenceLengthError(
+                f"--length does not apply to the window {name}: its sites set its length; "
+                "leave --length out"
+            )
+        return None
+    if is_toy_spec(name):
+        return None if toy_length(name) is not None else length
+    return MLM_LENGTH if length is None else length
 
 
 def compare_cell(cell: dict) -> dict:
@@ -146,7 +173,7 @@ def compare(
     models: Sequence[str] | str,
     taus: Sequence[float] | str,
     out: str | os.PathLike[str],
-    length: int = 16,
+    length: int | None = None,
     contexts: int = 8,
     rectangles: int = 300,
     pairs: int = 8,
@@ -164,10 +191,14 @@ def compare(
     Parameters
     ----------
     models : sequence or comma-separated string
-        Model specifications (toys keep their own ``n``; MLMs use ``length``).
+        Model specifications.
     taus : sequence or comma-separated string
-    length : int
-        Sequence length of the MLMs.
+    length : int, optional
+        Sequence length of every model whose name does not fix it: masked LMs (default
+        :data:`MLM_LENGTH`) and toy specifications without ``n=`` (default: the family's own
+        ``n``); a toy specification with ``n=`` keeps its own. Refused when a model is a window
+        (``model@context[sites]``: its sites set its length) or a toy family has no ``n``
+        (``ising-grid``).
     contexts, rectangles, pairs, budget : int
         Contexts (natural sequences for amino-acid models), rectangles, coupled pairs, and the
         step budget of the coupling times and horizon ``T`` of the drift certificate.
@@ -181,20 +212,22 @@ def compare(
     Raises
     ------
     InvalidParameterError, InvalidTemperatureError, UnknownModelError, ResumeMismatchError
+    SequenceLengthError
+        ``length`` is given and a model is a window.
     OutputPathError, OutputLockedError
         ``out`` is not a writable folder, holds foreign files, or another run writes into it
         (:class:`~glauber.experiments.outdir.OutputFolder`); checked before any cell runs.
     """
     names = parse_names(models, "models")
     tau_list = sorted(parse_floats(taus, "taus"))
-    length = positive_budget(length, "length")
+    if length is not None:
+        length = positive_budget(length, "length")
     for key, value in (("contexts", contexts), ("rectangles", rectangles), ("pairs", pairs),
                        ("budget", budget)):
         positive_budget(value, key)
     seed = check_nonnegative_int(seed, "--seed")
     out = check_out_folder(out)
-    lengths = {name: None if is_toy_spec(name) or CONTEXT_SEPARATOR in name else length
-               for name in names}
+    lengths = {name: model_length(name, length) for name in names}
     for name in names:  # fail fast on an unknown model or one certify cannot take
         check_sites(int(get_model(name, lengths[name], device).n), name)
     config = {"experiment": "compare", "models": names, "taus": tau_list, "length": length,
@@ -303,5 +336,5 @@ def compare_markdown(results: Sequence[dict]) -> str:
     )
 
 
-__all__ = ["bracket_table", "compare", "compare_cell", "compare_markdown", "certificate_table",
-           "margin_table", "model_bracket", "rectangle_table"]
+__all__ = ["MLM_LENGTH", "bracket_table", "certificate_table", "compare", "compare_cell",
+           "compare_markdown", "margin_table", "model_bracket", "model_length", "rectangle_table"]

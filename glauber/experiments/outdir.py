@@ -5,7 +5,8 @@ folder that cannot be created or written. :class:`OutputFolder` then, around the
 
 * takes an exclusive lock on ``out/.glauber.lock`` (``fcntl.flock``: released by the kernel when
   the process ends, even on ``kill -9``), so a second run into the same folder fails at once
-  with :class:`~glauber.errors.OutputLockedError` instead of interleaving its rows;
+  with :class:`~glauber.errors.OutputLockedError` instead of interleaving its rows; the lock file
+  is removed when the run ends (a finished folder holds none);
 * refuses a folder that holds files this experiment would overwrite but no trace of a glauber
   run (no ``manifest.json`` and no results log or checkpoint): foreign files are never replaced;
 * writes ``manifest.json`` (experiment, configuration, command, glauber version, status
@@ -134,6 +135,8 @@ class OutputFolder:
             if kind is None:
                 self.write_manifest("finished")
         finally:
+            if self._lock is not None:  # removed while held: no folder keeps a stale lock file
+                (self.path / LOCK).unlink(missing_ok=True)
             self._release()
 
     def read_manifest(self) -> dict | None:
@@ -177,21 +180,25 @@ class OutputFolder:
         except ImportError:  # pragma: no cover (Windows: no advisory locks, run unlocked)
             return
         path = self.path / LOCK
-        try:
-            fh = open(path, "a+", encoding="ascii")
-        except OSError as exc:
-            raise OutputPathError(f"--out {self.path}: cannot create its lock file: "
-                                  f"{exc.strerror or exc}") from exc
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            fh.seek(0)
-            holder = fh.read().strip()
-            fh.close()
-            raise OutputLockedError(
-                f"another glauber run{f' (pid {holder})' if holder else ''} is writing into "
-                f"{self.path}; wait for it to finish or choose another --out folder"
-            ) from None
+        while True:
+            try:
+                fh = open(path, "a+", encoding="ascii")
+            except OSError as exc:
+                raise OutputPathError(f"--out {self.path}: cannot create its lock file: "
+                                      f"{exc.strerror or exc}") from exc
+            try:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                fh.seek(0)
+                holder = fh.read().strip()
+                fh.close()
+                raise OutputLockedError(
+                    f"another glauber run{f' (pid {holder})' if holder else ''} is writing into "
+                    f"{self.path}; wait for it to finish or choose another --out folder"
+                ) from None
+            if _same_file(fh, path):
+                break
+            fh.close()  # locked a file that a finishing run removed meanwhile: lock the new one
         fh.seek(0)
         fh.truncate()
         fh.write(str(os.getpid()))
@@ -202,6 +209,14 @@ class OutputFolder:
         if self._lock is not None:
             self._lock.close()  # closing the descriptor releases the flock
             self._lock = None
+
+
+def _same_file(fh: Any, path: Path) -> bool:
+    """``fh`` is still the file at ``path`` (not one unlinked since it was opened)."""
+    try:
+        return os.path.samestat(os.fstat(fh.fileno()), os.stat(path))
+    except OSError:
+        return False
 
 
 __all__ = ["LOCK", "MANIFEST", "OutputFolder", "check_out_folder"]

@@ -31,12 +31,11 @@ from glauber.experiments.common import (
     positive_budget,
     pyplot,
     save_figure,
-    toy_spec_at_length,
     write_csv,
 )
 from glauber.experiments.executor import Executor, LocalExecutor, run_cells
 from glauber.experiments.outdir import OutputFolder, check_out_folder
-from glauber.models import CONTEXT_SEPARATOR, is_toy_spec
+from glauber.models import CONTEXT_SEPARATOR, is_toy_spec, toy_spec_at_length
 
 #: Files written in the output folder (besides the results log).
 OUTPUTS = ("phase_diagram.csv", "phase_diagram.json", "phase_diagram.png")

@@ -331,16 +331,20 @@ def trajectory(
     level_list = parse_floats(levels, "levels")
     seed = check_nonnegative_int(seed, "--seed")
     out = check_out_folder(out)
-    m = get_model(model, check_length(model, length), device)
-    check_sizes(m, steps, chains, record_every, out)
-    config = {"experiment": "trajectory", "model": model, "n": int(m.n), "tau": tau,
+    config = {"experiment": "trajectory", "model": model, "n": None, "tau": tau,
               "steps": steps, "chains": chains, "checkpoint_every": checkpoint_every,
               "record_every": record_every, "seed": int(seed), "window": window,
               "threshold": float(threshold), "levels": level_list}
+    done = _finished_summary(_read_json(out / "manifest.json"), out, config, length)
+    if done is not None:  # a finished run: returned before the model loads, the folder untouched
+        return done
+    m = get_model(model, check_length(model, length), device)
+    check_sizes(m, steps, chains, record_every, out)
+    config["n"] = int(m.n)
     with OutputFolder(out, "trajectory", config, OUTPUTS, "checkpoint.json",
                       command) as folder:
-        done = _finished_summary(folder, config)
-        if done is not None:  # a finished run: nothing to redo
+        done = _finished_summary(folder.previous_manifest, out, config, length)
+        if done is not None:  # finished by a run that ended while this one loaded the model
             return done
         run_chains(m, config, out, progress)
         summary = analyse(m, config, out)
@@ -348,19 +352,28 @@ def trajectory(
     return summary
 
 
-def _finished_summary(folder: OutputFolder, config: dict) -> dict | None:
-    """The summary of a finished run of ``config`` in ``folder`` (None if it is not finished)."""
-    manifest = folder.previous_manifest
-    path = folder.path / "trajectory_summary.json"
-    if manifest is None or manifest.get("status") != "finished" or not path.is_file():
+def _finished_summary(manifest: Any, out: Path, config: dict,
+                      length: int | None) -> dict | None:
+    """The summary of a finished run of ``config`` in ``out`` (None if there is none), given the
+    folder's manifest as the run found it.
+
+    Read before the model is loaded, ``config["n"]`` is still None: the run's own ``n`` then
+    matches when ``length`` was not given or equals it (the model sets ``n`` otherwise)."""
+    summary = _read_json(out / "trajectory_summary.json")
+    if not isinstance(manifest, dict) or manifest.get("status") != "finished" \
+            or not isinstance(summary, dict) or not isinstance(summary.get("config"), dict):
         return None
+    done = dict(summary["config"])
+    if config["n"] is None and (length is None or done.get("n") == length):
+        done["n"] = None
+    return summary if dumps(done) == dumps(config) else None
+
+
+def _read_json(path: Path) -> Any:
     try:
-        summary = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if not isinstance(summary, dict) or dumps(summary.get("config")) != dumps(config):
-        return None
-    return summary
 
 
 def check_sizes(model: Any, steps: int, chains: int, record_every: int, out: Path) -> None:

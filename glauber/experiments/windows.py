@@ -15,30 +15,28 @@ Two experiments (docs/results.md, "In context"):
   shipped chain (``20^3 = 8000`` states), on AntiBERTy and on Sapiens (``sapiens-vh`` on a heavy
   chain, ``sapiens-vl`` on a light chain), beside toy chains of the same size, at every
   temperature of a grid from one score table per window
-  (:class:`~glauber.toy_models.ExactChain`; the table is kept under ``$GLAUBER_CACHE``): exact
+  (:class:`~glauber.exact.ExactChain`; the table is kept under ``$GLAUBER_CACHE``): exact
   worst-start ``t_mix(1/4)``, absolute spectral gap, the exact influence summaries and the
   corrected Theorem 5 certificate (:func:`glauber.certify.exact.exact_values`), the stationary
   mode and its mass, and Theorem 8's escape bound on the best perfect trap.
 
-``python -m glauber.experiments.windows --out docs/data/windows --doc docs/results.md`` runs
-both (each part is one JSON file, written atomically; a rerun skips the parts already there)
-and rewrites the marked block of ``docs/results.md``.
+``glauber results --rerun windows`` runs both (:func:`refresh`; each part is one JSON file under
+``docs/data/windows``, written atomically; a rerun skips the parts already there) and renders the
+section from them (:func:`render`).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
-import sys
 import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from glauber.core.io import atomic_write_text, write_json_atomic
-from glauber.core.restrict import restrict
+from glauber.core.io import write_json_atomic
+from glauber.core.restrict import SITE_NUMBERING, restrict
 from glauber.errors import ConvergenceError, GlauberError, InvalidParameterError, PrecisionError
 from glauber.exact.chain import ExactChain
 from glauber.exact.spectral import SPARSE_GAP_FLOOR
@@ -53,12 +51,12 @@ EPS = 0.25
 #: Steps after which the exact ``t_mix`` of one start is given up (reported as ``> cap``); a
 #: chain whose spectral lower bound already exceeds it is not stepped at all.
 TMIX_CAP = 20
-#: Markers of the block of docs/results.md this module writes.
-BEGIN, END = "<!-- windows:begin -->", "<!-- windows:end -->"
+#: The command that refreshes the section (its data under ``docs/data/windows``).
+COMMAND = "glauber results --rerun windows"
 
 #: The exact windows: name -> (model, shipped chain, CDR3 motif, offset of the window in it).
-#: Trastuzumab VH CDR3 ``SRWGGDGFYAMDY`` starts at 0-based 96, so ``GGD`` is 99..101; the VL
-#: CDR3 ``QQHYTTPPT`` starts at 88, so ``HYT`` is 90..92.
+#: Trastuzumab VH CDR3 ``SRWGGDGFYAMDY`` starts at position 97 (1-based, as ``--sites`` counts),
+#: so ``GGD`` is positions 100-102; the VL CDR3 ``QQHYTTPPT`` starts at 89, so ``HYT`` is 91-93.
 WINDOWS: dict[str, tuple[str, str, str, int]] = {
     "antiberty / trastuzumab VH": ("antiberty", "trastuzumab_vh", "SRWGGDGFYAMDY", 3),
     "antiberty / trastuzumab VL": ("antiberty", "trastuzumab_vl", "QQHYTTPPT", 2),
@@ -80,20 +78,6 @@ def load_mlm(name: str, n: int) -> Any:
     from glauber.mlm_backend import load_model
 
     return load_model(name, n=n)
-
-
-def toy(spec: str) -> Any:
-    """A toy of :data:`TOYS`: a registered specification, or ``random-table:...``
-    (:class:`~glauber.toy_models.random_models.RandomTableModel`)."""
-    from glauber.toy_models.random_models import RandomTableModel
-    from glauber.toy_models.specs import parse_toy_spec
-
-    family, _, rest = spec.partition(":")
-    if family != "random-table":
-        return parse_toy_spec(spec)
-    kw = dict(item.split("=") for item in rest.split(","))
-    return RandomTableModel(int(kw["n"]), int(kw["q"]), rng=int(kw["seed"]),
-                            scale=float(kw["scale"]), name=spec)
 
 
 def window_sites(chain: str, motif: str, offset: int, k: int = 3) -> list[int]:
@@ -179,7 +163,7 @@ def rectangle_row(model_name: str, length: int | str, contexts: int = 8, rectang
 # ------------------------------------------------------------------------------ exact chains
 def capped_tmix(chain: ExactChain, eps: float = EPS, cap: int = TMIX_CAP) -> int | None:
     """Exact worst-start ``t_mix(eps)``: by squaring the chain's factor where it has one
-    (:attr:`~glauber.toy_models.ExactChain.factored`: any ``t``, no cap), else by stepping
+    (:attr:`~glauber.exact.ExactChain.factored`: any ``t``, no cap), else by stepping
     every start's point mass, None when a start needs more than ``cap`` steps (so a slow
     chain costs at most ``cap`` steps)."""
     method = "auto" if chain.factored else "stepping"
@@ -300,6 +284,7 @@ def exact_window(label: str, taus: Sequence[float] = TAUS, cap: int = TMIX_CAP,
         model_name, chain, _, _ = WINDOWS[label]
         seq, sites = ANTIBODY_SEQUENCES[chain], [int(s) for s in model.sites]
         meta = {"kind": "mlm", "model": model_name, "chain": chain, "sites": sites,
+                "positions": [s + 1 for s in sites], "site_numbering": SITE_NUMBERING,
                 "window": seq[sites[0]:sites[-1] + 1], "chain_length": len(seq)}
     else:
         meta = {"kind": "toy", "model": label}
@@ -312,7 +297,9 @@ def chain_model(label: str) -> Any:
     from glauber.mlm_backend.sequences import ANTIBODY_SEQUENCES
 
     if label not in WINDOWS:
-        return toy(label)
+        from glauber.models import resolve_model
+
+        return resolve_model(label)
     model_name, chain, motif, offset = WINDOWS[label]
     seq = ANTIBODY_SEQUENCES[chain]
     whole = load_mlm(model_name, len(seq))
@@ -389,7 +376,7 @@ def exact_markdown(results: Sequence[dict], cap: int = TMIX_CAP) -> str:
     notes = []
     for res in results:
         name = res["label"] if res["kind"] == "toy" else (
-            f"{res['label']} {res['sites'][0]}–{res['sites'][-1]} ({res['window']})")
+            f"{res['label']} {_positions(res)} ({res['window']})")
         for r in res["rows"]:
             tau = f"{r['tau']:g}"
             if r["notes"]:
@@ -416,6 +403,13 @@ def exact_markdown(results: Sequence[dict], cap: int = TMIX_CAP) -> str:
         f"\n[{k}] {note}\n" for k, note in enumerate(notes, 1))
 
 
+def _positions(res: dict) -> str:
+    """A window's positions as a person reads them, 1-based as ``--sites`` takes them
+    (``100–102``); data written before the ``positions`` field hold the 0-based ``sites``."""
+    pos = res.get("positions") or [s + 1 for s in res["sites"]]
+    return f"{pos[0]}–{pos[-1]}"
+
+
 def _exact_summary(results: Sequence[dict]) -> str:
     """One sentence per chain: t_mix at tau = 1 and the first temperature certified."""
     parts = []
@@ -435,13 +429,12 @@ def _exact_summary(results: Sequence[dict]) -> str:
     return ("**Summary.** " + "; ".join(parts) + ".\n") if parts else ""
 
 
-def windows_markdown(folder: Path, command: str) -> str:
-    """The block of docs/results.md (between :data:`BEGIN` and :data:`END`) from the JSON in
-    ``folder``: headline, the rectangle sweep and the exact window table."""
+def render(folder: Path) -> str:
+    """The section of docs/results.md (below its heading) from the JSON in ``folder``: the
+    command, the headline, the rectangle sweep and the exact window table."""
     rect = _load(folder / "rectangles.json")
     exact = _load(folder / "exact.json")
-    parts = [BEGIN, "## In context: real models on chosen sites of a full chain\n",
-             f"```\n{command}\n```\n"]
+    parts = [f"```\n{COMMAND}\n```\n"]
     if rect:
         rows = rect["rows"]
         by = {r["length"]: r for r in rows}
@@ -475,7 +468,8 @@ def windows_markdown(folder: Path, command: str) -> str:
     if exact:
         parts += [
             "### Exact window chains beside toys of the same size\n",
-            "Three contiguous CDR3 sites of a shipped chain (20^3 = 8000 states), every other "
+            "Three contiguous CDR3 sites of a shipped chain (positions counted from 1, as `--sites` "
+            "takes them; 20^3 = 8000 states), every other "
             "site frozen, each model on its own chain type; toys with 8000 states (the Ising "
             f"cycle 8192). All values exact for the window chain: t_mix(1/4) worst start, "
             "computed by repeated squaring of the window's factor M = BA (1,200 classes (site, "
@@ -485,8 +479,8 @@ def windows_markdown(folder: Path, command: str) -> str:
             "`≥ L` is a lower bound: the spectral one, t_mix(1/4) ≥ log 2 / log(1/(1 − γ*)) "
             "(d(t) ≥ |λ|^t/2 for every eigenvalue λ ≠ 1, reversible or not; with γ* below "
             "ARPACK's floor 1e-6 it reads ≥ 6.93e+05), or "
-            f"the cap + 1 when stepping to the cap ({exact['cap']} steps, or as marked) showed a start "
-            "still farther than 1/4. Absolute "
+            f"the cap + 1 when stepping to the cap ({exact['cap']} steps, or as marked) showed a "
+            "start still farther than 1/4. Absolute "
             "spectral gap γ* (— where it is below 1e-6), α and ρ(C) from "
             "the exact influence matrix, the tightest corrected Theorem 5 bound on t_mix "
             "(none when every summary is ≥ 1), the mode of μ_tau and its mass, the perfect "
@@ -504,27 +498,7 @@ def windows_markdown(folder: Path, command: str) -> str:
             + ".\n"]
         if exact.get("missing"):
             parts.append("Missing: " + "; ".join(exact["missing"]) + "\n")
-    parts.append(END)
-    return "\n".join(parts) + "\n"
-
-
-def windows_command(out: Path) -> str:
-    """The command line that regenerates the results in ``out`` (and the block of the doc)."""
-    return f"python -m glauber.experiments.windows --out {out} --doc docs/results.md"
-
-
-def splice(doc: Path, block: str, begin: str = BEGIN, end: str = END) -> None:
-    """Replace the block of ``doc`` marked by ``begin`` and ``end`` by ``block`` (insert it
-    before the first ``## `` heading when ``doc`` has none)."""
-    text = doc.read_text(encoding="utf-8")
-    if begin in text and end in text:
-        head, rest = text.split(begin, 1)
-        tail = rest.split(end, 1)[1].lstrip("\n")
-        text = head + block + "\n" + tail
-    else:
-        at = text.index("\n## ") + 1
-        text = text[:at] + block + "\n" + text[at:]
-    atomic_write_text(doc, text)
+    return "\n".join(parts)
 
 
 def _load(path: Path) -> Any:
@@ -591,37 +565,13 @@ def _run_exact(path: Path, labels: Sequence[str], taus: Sequence[float], cap: in
         write_json_atomic(path, data)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--out", type=Path, default=Path("docs/data/windows"))
-    p.add_argument("--parts", default="windows,rectangles,toys,refine")
-    p.add_argument("--lengths", default=",".join(str(v) for v in LENGTHS))
-    p.add_argument("--taus", default=",".join(f"{t:g}" for t in TAUS))
-    p.add_argument("--cap", type=int, default=TMIX_CAP)
-    p.add_argument("--rectangles", type=int, default=300, help="rectangles per window length")
-    p.add_argument("--refine-cap", type=int, default=150,
-                   help="cap of the refine part (open t_mix rows stepped again)")
-    p.add_argument("--doc", type=Path, default=None,
-                   help="rewrite the marked block of this Markdown file (docs/results.md)")
-    p.add_argument("--render-only", action="store_true")
-    a = p.parse_args(argv)
-    lengths = [v if v == "full" else int(v) for v in a.lengths.split(",")]
-    taus = [float(t) for t in a.taus.split(",")]
-
-    def log(msg: str) -> None:
-        print(time.strftime("%H:%M:%S"), msg, flush=True)
-
-    if not a.render_only:
-        run(a.out, a.parts.split(","), lengths, taus, a.cap, log, a.rectangles, a.refine_cap)
-    if a.doc is not None:
-        splice(a.doc, windows_markdown(a.out, windows_command(a.out)))
-    return 0
+def refresh(folder: Path, work: Path, log: Callable[[str], Any]) -> None:
+    """Run every part of :func:`run` with its defaults into ``folder`` (``work`` is not used:
+    the parts' JSON is the data itself, and the score tables are cached under
+    ``$GLAUBER_CACHE``)."""
+    run(folder, ("windows", "rectangles", "toys", "refine"), LENGTHS, TAUS, TMIX_CAP, log)
 
 
-__all__ = ["BEGIN", "END", "LENGTHS", "TAUS", "TOYS", "WINDOWS", "capped_tmix", "chain_model", "refine_tmix", "exact_rows",
-           "exact_window", "exact_markdown", "main", "rectangle_markdown", "rectangle_row",
-           "run", "spectral_lower_bound", "splice", "toy", "window_sites", "windows_command",
-           "windows_markdown"]
-
-if __name__ == "__main__":
-    sys.exit(main())
+__all__ = ["COMMAND", "LENGTHS", "TAUS", "TOYS", "WINDOWS", "capped_tmix", "chain_model",
+           "exact_markdown", "exact_rows", "exact_window", "rectangle_markdown", "rectangle_row",
+           "refine_tmix", "refresh", "render", "run", "spectral_lower_bound", "window_sites"]

@@ -96,19 +96,45 @@ class TokenVocabulary:
         Raises
         ------
         VocabularyError
-            If a token is outside the resampling vocabulary.
+            If a token is outside the resampling vocabulary; the message names each offending
+            token with its 1-based position (also in the error's ``unknown`` attribute, as
+            ``(position, token)`` pairs, and ``details``, the message without its preamble).
         """
         toks = self.tokens(text)
-        bad = [t for t in toks if t not in self._index]
+        bad = [(k, t) for k, t in enumerate(toks, start=1) if t not in self._index]
         if bad:
-            shown = ", ".join(repr(t) for t in dict.fromkeys(bad).keys())
-            allowed = " ".join(self.labels[:40]) + (" ..." if self.q > 40 else "")
-            raise VocabularyError(
-                f"token(s) {shown} lie outside the resampling vocabulary ({self.q} tokens: "
-                f"{allowed}); remove them or widen allowed_tokens"
-            )
+            details = self.describe_unknown(bad)
+            exc = VocabularyError(
+                f"{len(bad)} token(s) outside the resampling vocabulary of {self.q}: {details}")
+            exc.unknown, exc.details = bad, details  # type: ignore[attr-defined]
+            raise exc
         idx = [self._index[t] for t in toks]
         return torch.tensor(idx, dtype=torch.long, device=device or self.lookup.device)
+
+    def describe_unknown(self, bad: Sequence[tuple[int, str]], shown: int = 8) -> str:
+        """Tokens outside the vocabulary with their 1-based positions, what to write instead
+        where it is plain (capitals for lowercase letters), and the allowed tokens.
+
+        Examples
+        --------
+        >>> v = TokenVocabulary([5, 6, 7], ["A", "C", "D"])
+        >>> text = v.describe_unknown([(2, "c"), (4, "X")]).split("; ")
+        >>> text[0]
+        "'c' at position 2, 'X' at position 4 (positions count from 1)"
+        >>> text[1]
+        "lowercase 'c': the vocabulary is written in capitals, so write the sequence in uppercase"
+        >>> text[2]
+        'the 3 allowed tokens are A C D'
+        """
+        listed = ", ".join(f"{t!r} at position {k}" for k, t in bad[:shown])
+        more = f" and {len(bad) - shown} more" if len(bad) > shown else ""
+        lower = sorted({t for _, t in bad if t != t.upper() and t.upper() in self._index})
+        hint = ("; lowercase " + ", ".join(map(repr, lower[:shown])) + (" ..." if len(lower) > shown
+                else "") + ": the vocabulary is written in capitals, so write the sequence in "
+                "uppercase") if lower else ""
+        allowed = " ".join(self.labels[:40]) + (" ..." if self.q > 40 else "")
+        return (f"{listed}{more} (positions count from 1){hint}; the {self.q} allowed tokens "
+                f"are {allowed}")
 
     def decode(self, states: Any) -> str | list[str]:
         """Text of a state ``[n]`` (a string) or of a batch ``[B, n]`` (a list of strings).

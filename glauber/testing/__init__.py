@@ -1,11 +1,11 @@
 """Property-based testing of bounds on Glauber dynamics against exact small chains.
 
-Hypothesis strategies over toy models (every family of :mod:`glauber.toy_models`, each model
-carrying a :class:`ModelSpec` that rebuilds it), tiny random transformer masked LMs
+Hypothesis strategies over toy models (every family of :data:`glauber.toy_models.FAMILIES`, each
+model carrying a :class:`ModelSpec` that rebuilds it), tiny random transformer masked LMs
 (:func:`masked_lms`, :mod:`glauber.testing.transformers`), temperatures, target distances,
-basins and pairs of states; :func:`exact`, a cached exact chain; and :func:`check_bound`, which runs a
-bound against exact values and returns a :class:`BoundReport` with the shrunk counterexample and
-a script that reproduces it. See ``docs/testing.md``.
+basins and pairs of states; :func:`exact`, a cached exact chain; and :func:`check_bound`, which
+runs a bound against exact values and returns a :class:`BoundReport` with the shrunk
+counterexample and a script that reproduces it. See ``docs/testing.md``.
 
 Needs Hypothesis (the ``test`` extra); importing this package without it raises
 :class:`~glauber.errors.MissingDependencyError`.
@@ -21,14 +21,12 @@ from glauber.testing.check import (  # noqa: E402
     Counterexample,
     check_bound,
 )
-from glauber.testing.families import FAMILIES, MAX_BASE_STATES  # noqa: E402
 from glauber.testing.matrices import (  # noqa: E402
     influence_matrices,
     integer_weights,
     rational_transition_matrices,
     transition_matrices,
 )
-from glauber.testing.spec import ModelSpec  # noqa: E402
 from glauber.testing.strategies import (  # noqa: E402
     basins,
     coupling_matrices,
@@ -42,6 +40,8 @@ from glauber.testing.strategies import (  # noqa: E402
     states,
     temperatures,
 )
+from glauber.toy_models import FAMILIES, ModelSpec  # noqa: E402
+from glauber.toy_models.restricted import MAX_BASE_STATES  # noqa: E402
 
 #: Names of :mod:`glauber.testing.transformers` (tiny random masked LMs), imported on first use
 #: so that ``import glauber.testing`` does not load transformers.

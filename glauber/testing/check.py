@@ -29,9 +29,9 @@ from glauber.errors import (
 )
 from glauber.testing.reproducer import reproducer_source
 from glauber.testing.runs import isolated_run, run_settings
-from glauber.testing.spec import ModelSpec
 from glauber.testing.strategies import fewer_states, temperatures
 from glauber.testing.strategies import models as default_models
+from glauber.toy_models.family import ModelSpec
 
 Kind = Literal["upper", "lower"]
 BoundFn = Callable[[Any, float], Any]

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from glauber.errors import InvalidParameterError
 from glauber.testing.arguments import check_choice, check_range, check_sizes
-from glauber.testing.families import floats_in
+from glauber.toy_models.draws import floats_in
 
 #: Fill patterns of :func:`transition_matrices`.
 PATTERNS = ("dense", "sparse")

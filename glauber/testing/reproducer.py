@@ -1,7 +1,7 @@
 """Python source that reproduces a counterexample: the model, the temperature and both callables.
 
 :func:`reproducer_source` writes a script that rebuilds the model from its
-:class:`~glauber.testing.spec.ModelSpec`, calls the bound and the exact value again and raises
+:class:`~glauber.toy_models.family.ModelSpec`, calls the bound and the exact value again and raises
 ``AssertionError`` showing the violation. The two callables are written out so the script runs
 on its own:
 

@@ -1,6 +1,6 @@
 """Hypothesis strategies over small toy models, temperatures, basins and pairs of states.
 
-Every model drawn carries ``model.spec`` (a :class:`~glauber.testing.spec.ModelSpec`) that
+Every model drawn carries ``model.spec`` (a :class:`~glauber.toy_models.family.ModelSpec`) that
 rebuilds it exactly; :func:`glauber.testing.check_bound` prints it in its counterexamples.
 """
 
@@ -25,17 +25,10 @@ from glauber.errors import (
 )
 from glauber.exact.basins import CountBasin, NamedMask
 from glauber.testing.arguments import check_choice, check_range, check_sizes
-from glauber.testing.families import (
-    FAMILIES,
-    GRAPH_KINDS,
-    Family,
-    draw_edges,
-    floats_in,
-    largest_n,
-)
 from glauber.testing.runs import isolated_run, run_settings
-from glauber.testing.spec import ModelSpec
-from glauber.toy_models.base import ToyModel
+from glauber.toy_models import FAMILIES, ModelSpec, ToyFamily, ToyModel
+from glauber.toy_models.draws import draw_edges, floats_in, largest_n
+from glauber.toy_models.ising import GRAPH_KINDS
 
 #: Basin kinds drawn by :func:`basins`.
 BASIN_KINDS = ("count", "state", "random")
@@ -43,9 +36,11 @@ BASIN_KINDS = ("count", "state", "random")
 FamilyChoice = str | Sequence[str] | Mapping[str, Mapping[str, Any]] | None
 
 
-def _family_options(family: Family, given: Mapping[str, Any]) -> dict[str, Any]:
-    """The family's defaults updated with ``given``, checked."""
-    options = dict(family.defaults)
+def _family_options(family: ToyFamily, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The family's defaults updated with ``given``, each checked by the kind of its default: a
+    tuple of names (choose among them), a pair of integers (a range of counts), a pair of
+    floats (a range), a float (a number >= 0), None or an integer (None or an integer >= 0)."""
+    options = family.defaults
     for key, value in given.items():
         if key not in options:
             raise InvalidParameterError(
@@ -54,11 +49,12 @@ def _family_options(family: Family, given: Mapping[str, Any]) -> dict[str, Any]:
             )
         default = options[key]
         name = f"{family.name} option {key}"
-        if key == "token":
+        if default is None or isinstance(default, int):
             if value is not None and (isinstance(value, bool)
                                       or not isinstance(value, numbers.Integral) or value < 0):
-                raise InvalidParameterError(f"{name} must be None or a token >= 0, got {value!r}")
-        elif key == "min_asym":
+                raise InvalidParameterError(
+                    f"{name} must be None or an integer >= 0, got {value!r}")
+        elif isinstance(default, float):
             if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
                 0.0 <= float(value) < math.inf
             ):
@@ -80,7 +76,7 @@ def _family_options(family: Family, given: Mapping[str, Any]) -> dict[str, Any]:
     return options
 
 
-def _select_families(families: FamilyChoice) -> list[tuple[Family, dict[str, Any]]]:
+def _select_families(families: FamilyChoice) -> list[tuple[ToyFamily, dict[str, Any]]]:
     if families is None:
         chosen: Mapping[str, Mapping[str, Any]] = {name: {} for name in FAMILIES}
     elif isinstance(families, str):
@@ -101,7 +97,7 @@ def _select_families(families: FamilyChoice) -> list[tuple[Family, dict[str, Any
     return out
 
 
-def _sizes(family: Family, options: Mapping[str, Any], max_states: int, min_sites: int,
+def _sizes(family: ToyFamily, options: Mapping[str, Any], max_states: int, min_sites: int,
            max_sites: int | None, min_q: int, max_q: int | None) -> tuple[int, list[int]]:
     """``(n_min, feasible q values)`` of a family under the limits."""
     n_min = max(min_sites, family.min_sites)
@@ -129,7 +125,7 @@ def model_specs(max_states: int = 256, compatible: bool | None = None,
     explicit = families is not None
     usable, reasons = [], []
     for family, options in _select_families(families):
-        verdict = family.compatible(options)
+        verdict = family.compatible_draws(options)
         if compatible is not None and verdict is not None and verdict != compatible:
             reasons.append(f"{family.name} is {'in' if compatible else ''}compatible")
             continue
@@ -159,7 +155,7 @@ def model_specs(max_states: int = 256, compatible: bool | None = None,
         family, options, n_min, qs, verdict = draw(st.sampled_from(usable))
         q = draw(st.integers(qs[0], qs[-1]))
         n = draw(st.integers(n_min, max(n_min, largest_n(q, max_states, max_sites))))
-        return family.draw(draw, n, q, options)
+        return family.draw_spec(draw, n, q, options)
 
     strategy = draw_spec()
     if compatible is not None and any(u[4] is None for u in usable):
@@ -180,7 +176,7 @@ def models(max_states: int = 256, compatible: bool | None = None, families: Fami
         True: only compatible models (a joint law has their conditionals; Theorem 3);
         False: only incompatible ones; None: both.
     families : str, sequence of str, or mapping, optional
-        Family names (default: all of :data:`~glauber.testing.families.FAMILIES`), or a
+        Family names (default: all of :data:`glauber.toy_models.FAMILIES`), or a
         mapping ``name -> options`` narrowing a family, e.g.
         ``{"ising": {"graphs": ("complete",), "coupling": (0.3, 2.0), "field_modes": ("zero",)}}``
         (each family's options and defaults are in ``FAMILIES[name].defaults``).

@@ -619,6 +619,9 @@ class ContractionCertificate:
         The matrix-power value is proved to be the minimum ``t``.
     precision_note : str
         How the matrix-power value was decided, and why it is not rigorous or not minimal.
+    entry_error : float
+        The error allowed each entry of ``C``: every number above is of ``C + entry_error``
+        (see :func:`certify_contraction`); 0 for a ``C`` taken as exact.
     """
 
     n: int
@@ -638,6 +641,7 @@ class ContractionCertificate:
     rigorous: tuple[str, ...] = ("row", "col", "spectral", "matrix_power")
     matrix_power_minimal: bool = False
     precision_note: str = ""
+    entry_error: float = 0.0
 
     def to_dict(self, json_safe: bool = False) -> dict[str, Any]:
         """Return the fields as a dict; with ``json_safe`` infinite bounds become ``"inf"``.
@@ -653,7 +657,9 @@ class ContractionCertificate:
         return out
 
 
-def certify_contraction(C: ArrayLike, eps: float = 0.25) -> ContractionCertificate:
+def certify_contraction(
+    C: ArrayLike, eps: float = 0.25, entry_error: float = 0.0
+) -> ContractionCertificate:
     """Compute every corrected-Theorem-5 certificate for ``C`` and pick the tightest.
 
     Parameters
@@ -663,6 +669,12 @@ def certify_contraction(C: ArrayLike, eps: float = 0.25) -> ContractionCertifica
         upper bound, e.g. :func:`glauber.theory.influence_bounds.influence_matrix_bound`).
     eps : float, optional
         Target distance in (0, 1).
+    entry_error : float, optional
+        A bound on ``|C[i, j] - exact c_ij|`` (e.g. the rounding of computed TVs,
+        :func:`glauber.theory.distances.tv_rounding_bound`). The certificates are then those of
+        the upper enclosure ``min(1, C + entry_error)``, rounded up: entrywise at least the
+        exact matrix, so (every certificate being monotone in ``C``) never below the exact
+        matrix's own, however close its spectral radius is to 1.
 
     Returns
     -------
@@ -683,7 +695,11 @@ def certify_contraction(C: ArrayLike, eps: float = 0.25) -> ContractionCertifica
     """
     arr = _influence(C)
     eps = check_eps(eps)
+    entry_error = check_nonnegative_float(entry_error, "entry_error")
     n = arr.shape[0]
+    if entry_error > 0.0:
+        arr = np.minimum(1.0, np.nextafter(arr + entry_error, np.inf))
+        np.fill_diagonal(arr, 0.0)
     alphas = {
         "row": alpha_row(arr),
         "col": alpha_col(arr),
@@ -719,6 +735,7 @@ def certify_contraction(C: ArrayLike, eps: float = 0.25) -> ContractionCertifica
         matrix_power_minimal=power.minimal,
         precision_note=f"matrix power decided by {power.method}"
         + (f"; {power.reason}" if power.reason else ""),
+        entry_error=entry_error,
     )
 
 

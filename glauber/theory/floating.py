@@ -14,6 +14,8 @@ import math
 from fractions import Fraction
 from typing import Any
 
+import numpy as np
+
 from glauber.errors import InvalidParameterError
 
 #: Unit roundoff ``u`` of each floating-point format (round to nearest).
@@ -31,6 +33,29 @@ SMALLEST_SUBNORMAL = {
     "float16": 2.0**-24,
     "bfloat16": 2.0**-133,
 }
+
+#: Accuracy assumed of the elementary functions (``exp``, ``log``, ``log1p``, ``tanh``) of numpy
+#: and torch, in units in the last place of their format (glibc's and numpy's float64 loops are
+#: within one ulp; four leave room for vectorised and GPU kernels). Bounds that evaluate these
+#: functions state it; bounds built from ``+ - * /`` alone do not need it.
+ELEMENTARY_ULPS = 4
+
+
+def elementary_error(dtype: Any) -> float:
+    """Relative error bound of one elementary function in ``dtype``: ``ELEMENTARY_ULPS`` ulps,
+    ``2 ELEMENTARY_ULPS u``.
+
+    Examples
+    --------
+    >>> elementary_error("float64") == 8 * 2.0**-53
+    True
+    """
+    return 2.0 * ELEMENTARY_ULPS * unit_roundoff(dtype)
+
+
+def round_up_array(x: Any) -> np.ndarray:
+    """The next float above each entry of ``x`` (float64; ``inf`` stays ``inf``)."""
+    return np.nextafter(np.asarray(x, dtype=np.float64), np.inf)
 
 
 def dtype_name(dtype: Any) -> str:
@@ -193,15 +218,18 @@ def softmax_tv_rounding(max_abs_score: float, tau: float, q: int) -> float:
 
 
 __all__ = [
+    "ELEMENTARY_ULPS",
     "SMALLEST_SUBNORMAL",
     "softmax_tv_rounding",
     "UNIT_ROUNDOFF",
     "coarsest",
     "dtype_name",
+    "elementary_error",
     "exp_decay",
     "gamma",
     "int_times",
     "round_down",
     "round_up",
+    "round_up_array",
     "unit_roundoff",
 ]

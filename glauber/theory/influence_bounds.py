@@ -36,7 +36,7 @@ from numpy.typing import ArrayLike
 
 from glauber.core.validation import as_real_array, check_square_matrix, check_tau
 from glauber.errors import InvalidParameterError
-from glauber.theory.floating import UNIT_ROUNDOFF, gamma
+from glauber.theory.floating import UNIT_ROUNDOFF, elementary_error, gamma, round_up_array
 
 
 def _oscillations(delta: ArrayLike) -> np.ndarray:
@@ -118,12 +118,6 @@ def tanh_bound(delta: ArrayLike, tau: float) -> np.ndarray | float:
     return _scalar_or_array(np.tanh(_oscillations(delta) / (4.0 * tau)))
 
 
-def _offdiag_row_sums(matrix: np.ndarray) -> np.ndarray:
-    off = matrix.copy()
-    np.fill_diagonal(off, 0.0)
-    return off.sum(axis=1)
-
-
 def influence_matrix_bound(Delta: ArrayLike, tau: float, sharp: bool = True) -> np.ndarray:
     """Entrywise upper bound on the influence matrix ``C`` from the oscillation matrix.
 
@@ -141,7 +135,9 @@ def influence_matrix_bound(Delta: ArrayLike, tau: float, sharp: bool = True) -> 
     -------
     numpy.ndarray, shape (n, n)
         A matrix ``>= C(tau)`` entrywise, with zero diagonal, fit for
-        :func:`glauber.theory.contraction.certify_contraction`.
+        :func:`glauber.theory.contraction.certify_contraction`: every entry is rounded up (the
+        quotient by one ulp, ``tanh`` by its :func:`~glauber.theory.floating.elementary_error`
+        and one ulp), so the bound holds in floating point too.
 
     Raises
     ------
@@ -151,10 +147,12 @@ def influence_matrix_bound(Delta: ArrayLike, tau: float, sharp: bool = True) -> 
         If ``Delta`` is not a finite non-negative square matrix.
     """
     arr = check_square_matrix(Delta, "Delta")
-    bound = tanh_bound(arr, tau) if sharp else lemma6_bound(arr, tau)
-    out = np.array(bound, dtype=np.float64)
-    np.fill_diagonal(out, 0.0)
-    return out
+    tau = check_tau(tau)
+    x = round_up_array(_oscillations(arr) / (4.0 * tau))  # a correctly rounded quotient
+    if sharp:  # tanh is increasing; its own error is elementary_error
+        x = np.minimum(1.0, round_up_array(np.tanh(x) * (1.0 + elementary_error("float64"))))
+    np.fill_diagonal(x, 0.0)
+    return x
 
 
 def corollary7_alpha_bound(Delta: ArrayLike, tau: float, sharp: bool = False) -> float:
@@ -173,7 +171,9 @@ def corollary7_alpha_bound(Delta: ArrayLike, tau: float, sharp: bool = False) ->
     Returns
     -------
     float
-        An upper bound on ``alpha(tau)``.
+        An upper bound on ``alpha(tau)``, in floating point too: the entries of
+        :func:`influence_matrix_bound` are rounded up, and each row sum is enlarged by
+        ``gamma_n`` for its own rounding, then by one ulp.
 
     Raises
     ------
@@ -184,17 +184,20 @@ def corollary7_alpha_bound(Delta: ArrayLike, tau: float, sharp: bool = False) ->
 
     Examples
     --------
-    >>> corollary7_alpha_bound([[0.0, 1.0], [2.0, 0.0]], tau=1.0)
-    0.5
+    >>> corollary7_alpha_bound([[0.0, 1.0], [2.0, 0.0]], tau=1.0)  # 2 / 4, rounded up
+    0.5000000000000003
     """
     bound = influence_matrix_bound(Delta, tau, sharp=sharp)
-    return float(np.max(bound.sum(axis=1)))
+    n = bound.shape[0]
+    rows = bound.sum(axis=1) * (1.0 + gamma(max(n, 1), UNIT_ROUNDOFF["float64"]))
+    return float(round_up_array(np.max(rows)))
 
 
 def corollary7_holds(Delta: ArrayLike, tau: float) -> bool:
     """Corollary 7's hypothesis, as printed: ``max_i sum_{j != i} Delta_ij < 4 tau``.
 
-    When it holds, ``alpha(tau) <= corollary7_alpha_bound(Delta, tau) < 1``. (With the
+    Decided on :func:`corollary7_alpha_bound`, rounded up: when it holds,
+    ``alpha(tau) <= corollary7_alpha_bound(Delta, tau) < 1`` in floating point too. (With the
     corrected Theorem 5 the row sum still bounds ``t_mix``; see
     :mod:`glauber.theory.contraction`.)
 
@@ -221,9 +224,7 @@ def corollary7_holds(Delta: ArrayLike, tau: float) -> bool:
     >>> corollary7_holds([[0.0, 1.0], [3.0, 0.0]], tau=1.0)
     True
     """
-    tau = check_tau(tau)
-    arr = check_square_matrix(Delta, "Delta")
-    return bool(np.max(_offdiag_row_sums(arr)) < 4.0 * tau)
+    return corollary7_alpha_bound(Delta, tau) < 1.0
 
 
 @dataclass(frozen=True)

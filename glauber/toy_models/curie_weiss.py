@@ -1,4 +1,5 @@
-"""The Curie–Weiss model (Ising on the complete graph) and its exact lumped Glauber chain.
+"""The Curie–Weiss model (Ising on the complete graph), its exact lumped Glauber chain, and its
+toy family record.
 
 ``pi(x) ∝ exp((alpha/n) sum_{i<j} s_i s_j + h sum_i s_i)`` (Levin–Peres–Wilmer 2nd ed.,
 Section 15.2, "The complete graph"). Heat-bath Glauber dynamics with a uniformly chosen site is
@@ -9,6 +10,8 @@ where ``2**n`` states are out of reach.
 
 from __future__ import annotations
 
+from typing import Any, Mapping
+
 import numpy as np
 from scipy.special import gammaln, logsumexp
 
@@ -17,6 +20,7 @@ from glauber.exact.count_chain import CountChain, curie_weiss_gap
 from glauber.theory.floating import UNIT_ROUNDOFF, gamma
 from glauber.theory.influence_bounds import OscillationBound, pairwise_oscillation
 from glauber.toy_models.base import ToyModel
+from glauber.toy_models.family import Preset, ToyFamily
 from glauber.toy_models.ising import spins
 
 
@@ -60,15 +64,29 @@ class CurieWeissModel(ToyModel):
         f = self.field + (self.alpha / self.n) * others
         return np.stack([-f, f], axis=1)
 
+    @property
+    def J(self) -> np.ndarray:
+        """Pair couplings ``alpha / n`` off the diagonal (the complete graph)."""
+        return (self.alpha / self.n) * (1.0 - np.eye(self.n))
+
+    def is_monotone(self) -> bool:
+        """Ferromagnetic (``alpha >= 0``): see ``IsingModel.is_monotone``."""
+        return self.alpha >= 0.0
+
+    def preserved_by(self, sites: Any, tokens: Any) -> bool:
+        """Every site permutation; the spin flip too when the field is 0
+        (:mod:`glauber.exact.symmetry`)."""
+        t = tuple(int(a) for a in tokens)
+        perm = sorted(int(i) for i in sites) == list(range(self.n))
+        return perm and (t == (0, 1) or (t == (1, 0) and self.field == 0.0))
+
     def oscillation_upper_bound(self) -> OscillationBound:
         """Lemma 6's oscillation in closed form: ``4 |c|`` with ``c = fl(alpha / n)`` the pair
         coupling the scores use (the spin sum is exact in float64), plus the rounding of
         ``field + c * others`` (two operations: ``gamma_2`` of ``|field| + |c| (n - 1)``)."""
         c = self.alpha / self.n
-        J = np.full((self.n, self.n), c)
-        np.fill_diagonal(J, 0.0)
         s = np.array([-1.0, 1.0])
-        K = J[:, :, None, None] * np.outer(s, s)[None, None, :, :]
+        K = self.J[:, :, None, None] * np.outer(s, s)[None, None, :, :]
         err = np.full(self.n, gamma(2, UNIT_ROUNDOFF["float64"])
                       * (abs(self.field) + abs(c) * (self.n - 1)))
         return OscillationBound(pairwise_oscillation(K, err), "closed-form",
@@ -155,4 +173,27 @@ class CurieWeissLumpedChain(CountChain):
         )
 
 
-__all__ = ["CurieWeissLumpedChain", "CurieWeissModel"]
+# ------------------------------------------------------------------------------- the family
+def _draw(draw: Any, n: int, q: int, options: Mapping[str, Any]) -> dict[str, Any]:
+    from glauber.toy_models.draws import floats_in
+
+    return {"alpha": draw(floats_in(options["alpha"])), "field": draw(floats_in(options["field"]))}
+
+
+def _spin_couplings(model: CurieWeissModel) -> tuple[np.ndarray, np.ndarray]:
+    """Pair coupling ``alpha / n`` on every pair, field ``h`` at every site."""
+    return model.J, np.full(model.n, model.field)
+
+
+#: The Curie–Weiss family: complete graph, pair coupling ``alpha / n``, one field.
+CURIE_WEISS = ToyFamily(
+    "curie-weiss", lambda n, q, alpha, field: CurieWeissModel(n, alpha, field=field), _draw,
+    {"alpha": (-4.0, 4.0), "field": (-2.0, 2.0)}, min_sites=1, max_q=2,
+    presets={"curie-weiss": Preset(
+        lambda n, alpha, h: CurieWeissModel(n, alpha, field=h), {"n": 8, "alpha": 1.5, "h": 0.0},
+        "Curie-Weiss: complete graph, pair coupling alpha/n (alpha > 1: slow, bimodal)")},
+    spin_couplings=_spin_couplings,
+)
+
+
+__all__ = ["CURIE_WEISS", "CurieWeissLumpedChain", "CurieWeissModel"]

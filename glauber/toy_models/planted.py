@@ -2,13 +2,14 @@
 
 The score of the planted token at a site grows with the number of *other* sites holding it,
 so a sequence that is mostly that token stays so at low temperature (a metastable basin:
-Assumption 1 / Theorem 8, and the drift certificate of Section 5.4).
+Assumption 1 / Theorem 8, and the drift certificate of Section 5.4). The module ends with the
+family record.
 """
 
 from __future__ import annotations
 
 import numbers
-from typing import Any
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from glauber.core.validation import (
 )
 from glauber.errors import InvalidParameterError, VocabularyError
 from glauber.toy_models.base import ToyModel
+from glauber.toy_models.family import Preset, ToyFamily
 
 
 class PlantedBasinModel(ToyModel):
@@ -141,4 +143,46 @@ class PlantedBasinModel(ToyModel):
         return self.strength / (self.n - 1) * c * (c - 1.0) / 2.0 + self.base[x].sum(axis=1)
 
 
-__all__ = ["PlantedBasinModel"]
+# ------------------------------------------------------------------------------- the family
+def _build(n: int, q: int, token: int, strength: float, base: tuple) -> PlantedBasinModel:
+    return PlantedBasinModel(n, q, token=token, strength=strength, base=np.array(base))
+
+
+def _draw(draw: Any, n: int, q: int, options: Mapping[str, Any]) -> dict[str, Any]:
+    from hypothesis import strategies as st
+
+    from glauber.toy_models.draws import floats_in
+
+    token = (draw(st.integers(0, q - 1)) if options["token"] is None
+             else min(int(options["token"]), q - 1))
+    strength = draw(floats_in(options["strength"]))
+    if draw(st.sampled_from(options["base_modes"])) == "zero":
+        base = (0.0,) * q
+    else:
+        base = tuple(draw(st.lists(floats_in(options["base"]), min_size=q, max_size=q)))
+    return {"token": token, "strength": strength, "base": base}
+
+
+def _preset(n: int, q: int, token: int, strength: float, seed: int | None,
+            scale: float) -> PlantedBasinModel:
+    if seed is None:
+        return PlantedBasinModel(n, q, token=token, strength=strength)
+    return PlantedBasinModel.with_random_base(
+        n, q, rng=seed, scale=scale, token=token, strength=strength
+    )
+
+
+#: The planted family: a self-reinforcing token of either sign, per-token base scores.
+PLANTED = ToyFamily(
+    "planted", _build, _draw,
+    {"token": None, "strength": (-6.0, 10.0), "base": (-8.0, 8.0),
+     "base_modes": ("zero", "per-token")},
+    min_sites=2, max_q=None,
+    presets={"planted": Preset(
+        _preset, {"n": 8, "q": 3, "token": 0, "strength": 4.0, "seed": None, "scale": 1.0},
+        "self-reinforcing token (the '!' basin); seed=none: zero base scores, else "
+        "Normal(0, scale^2) base scores")},
+)
+
+
+__all__ = ["PLANTED", "PlantedBasinModel"]

@@ -1,57 +1,29 @@
-"""The Potts model on a graph: ``q`` colours, a Gibbs (compatible) conditional model."""
+"""The Potts model on a graph: ``q`` colours, a Gibbs (compatible) conditional model, and its toy
+family record."""
 
 from __future__ import annotations
 
 import numbers
-from typing import Any, Mapping
+from typing import Any
 
 import networkx as nx
 import numpy as np
 
-from glauber.core.validation import as_real_array
-from glauber.errors import InvalidParameterError, VocabularyError
+from glauber.errors import VocabularyError
 from glauber.theory.floating import UNIT_ROUNDOFF, gamma
 from glauber.theory.influence_bounds import OscillationBound, pairwise_oscillation
-from glauber.toy_models.base import ToyModel
+from glauber.toy_models.family import Preset, ToyFamily
 from glauber.toy_models.ising import (
+    GRAPH_OPTIONS,
     Coupling,
-    graph_couplings,
-    graph_sites,
-    symmetric_matrix,
+    GraphModel,
+    cycle_graph,
+    graph_arguments,
+    graph_draw,
 )
 
 
-def _colour_field(field: Any, nodes: tuple[Any, ...], q: int) -> np.ndarray:
-    n = len(nodes)
-    if field is None:
-        return np.zeros((n, q), dtype=np.float64)
-    if isinstance(field, Mapping):
-        site_of = {v: i for i, v in enumerate(nodes)}
-        h = np.zeros((n, q), dtype=np.float64)
-        for node, value in field.items():
-            if node not in site_of:
-                raise InvalidParameterError(f"field key {node!r} is not a node of the graph")
-            row = as_real_array(value, f"field at node {node!r}")
-            if row.shape != (q,):
-                raise InvalidParameterError(
-                    f"field at node {node!r} must have q = {q} values, got shape {row.shape}"
-                )
-            h[site_of[node]] = row
-    else:
-        h = as_real_array(field, "field")
-        if h.shape == (q,):
-            h = np.broadcast_to(h, (n, q)).copy()
-        elif h.shape != (n, q):
-            raise InvalidParameterError(
-                f"field must be None, q = {q} values (every site), an (n, q) = ({n}, {q}) array, "
-                f"or a dict node -> q values; got shape {h.shape}"
-            )
-    if not np.isfinite(h).all():
-        raise InvalidParameterError("field values must be finite; replace NaN/inf entries")
-    return h
-
-
-class PottsModel(ToyModel):
+class PottsModel(GraphModel):
     """Potts model: ``s_i(a; x_{-i}) = sum_{k ~ i} J_ik 1{x_k = a} + h_i(a)``.
 
     Its conditionals are those of
@@ -100,18 +72,30 @@ class PottsModel(ToyModel):
     ) -> None:
         if isinstance(q, bool) or not isinstance(q, numbers.Integral) or q < 2:
             raise VocabularyError(f"Potts needs q >= 2 colours (an integer), got {q!r}")
-        nodes = graph_sites(graph)
-        super().__init__(len(nodes), int(q), name=name or "potts")
-        self.nodes = nodes
-        self.site_of = {v: i for i, v in enumerate(nodes)}
-        self.edges, self.edge_couplings = graph_couplings(graph, nodes, coupling)
-        self.J = symmetric_matrix(self.n, self.edges, self.edge_couplings)
-        self.h = _colour_field(field, nodes, self.q)
+        super().__init__(graph, int(q), coupling, field, name or "potts", field_width=int(q))
 
     def score_site(self, states: np.ndarray, site: int) -> np.ndarray:
         onehot = np.eye(self.q)[np.asarray(states, dtype=np.int64)]  # [B, n, q]
         # J[site, site] = 0, so the token at `site` does not enter.
         return np.einsum("bnq,n->bq", onehot, self.J[site]) + self.h[site]
+
+    def is_monotone(self) -> bool:
+        """Whether the heat-bath grand coupling preserves an order of states: for ``q = 2``
+        with ``J >= 0`` (the ferromagnetic Ising model), or with no coupling at all; never for
+        ``q >= 3`` with a coupling (no order of the colours is preserved)."""
+        return bool((self.J == 0).all() or (self.q == 2 and (self.J >= 0).all()))
+
+    def preserved_by(self, sites: Any, tokens: Any) -> bool:
+        """Whether ``(g x)_{sites[i]} = tokens[x_i]`` maps the conditionals onto themselves:
+        exactly when ``J[sites][:, sites] = J`` and ``h[sites[i], tokens[a]] = h[i, a]``
+        (:mod:`glauber.exact.symmetry`)."""
+        p = np.asarray(sites, dtype=np.int64)
+        t = np.asarray(tokens, dtype=np.int64)
+        if sorted(p.tolist()) != list(range(self.n)) or sorted(t.tolist()) != list(range(self.q)):
+            return False
+        moved = np.empty_like(self.h)
+        moved[np.ix_(p, t)] = self.h  # moved[p(i), t(a)] = h[i, a]
+        return bool(np.array_equal(self.J[np.ix_(p, p)], self.J) and np.array_equal(moved, self.h))
 
     def oscillation_upper_bound(self) -> OscillationBound:
         """Lemma 6's oscillation in closed form: ``2 |J_ij|`` (recolouring ``x_j`` from ``b``
@@ -131,4 +115,15 @@ class PottsModel(ToyModel):
         return same @ self.edge_couplings + self.h[np.arange(self.n), x].sum(axis=1)
 
 
-__all__ = ["PottsModel"]
+# ------------------------------------------------------------------------------- the family
+#: The Potts family: any graph and vocabulary, couplings per edge, per-colour fields per site.
+POTTS = ToyFamily(
+    "potts", lambda n, q, **params: PottsModel(q=q, **graph_arguments(n, **params)),
+    graph_draw(per_token_field=True), GRAPH_OPTIONS, min_sites=1, max_q=None,
+    presets={"potts-cycle": Preset(
+        lambda n, q, J: PottsModel(cycle_graph(n), q, coupling=J),
+        {"n": 6, "q": 3, "J": 1.0}, "q-colour Potts on the n-cycle, coupling J")},
+)
+
+
+__all__ = ["POTTS", "PottsModel"]

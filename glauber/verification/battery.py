@@ -2,9 +2,9 @@
 
 Families (each at several temperatures, low ones included):
 
-* ``random-table``: a :class:`~glauber.toy_models.random_models.RandomTableModel`, i.i.d.
+* ``random-table``: a :class:`~glauber.toy_models.random_table.RandomTableModel`, i.i.d.
   normal scores ``s_i(a; x_{-i})`` for every site and context (incompatible, non-reversible);
-* ``random-joint``: a :class:`~glauber.toy_models.random_models.RandomJointModel`, scores
+* ``random-joint``: a :class:`~glauber.toy_models.random_joint.RandomJointModel`, scores
   ``E(x^(i -> a))`` (compatible by construction, joint ``exp(E / tau)``);
 * ``ising``: Ising on networkx cycles, a path, a star, a grid and a complete graph;
 * ``potts``: 3-colour Potts on a cycle;
@@ -31,12 +31,14 @@ from glauber.core.enumeration import all_states
 from glauber.exact.basins import CountBasin, NamedMask
 from glauber.exact.count_chain import CountChain, curie_weiss_gap, planted_gap
 from glauber.toy_models import counterexamples
+from glauber.toy_models.asym_ising import AsymmetricIsingModel
 from glauber.toy_models.base import ToyModel
 from glauber.toy_models.curie_weiss import CurieWeissModel
-from glauber.toy_models.ising import AsymmetricIsingModel, IsingModel
+from glauber.toy_models.ising import IsingModel
 from glauber.toy_models.planted import PlantedBasinModel
 from glauber.toy_models.potts import PottsModel
-from glauber.toy_models.random_models import RandomJointModel, RandomTableModel
+from glauber.toy_models.random_joint import RandomJointModel
+from glauber.toy_models.random_table import RandomTableModel
 from glauber.toy_models.specs import parse_toy_spec
 from glauber.verification.instances import (
     ChainInstance,
@@ -50,7 +52,7 @@ from glauber.verification.instances import (
 
 
 def random_table_model(n: int, q: int, rng: np.random.Generator, scale: float) -> ToyModel:
-    """:class:`~glauber.toy_models.random_models.RandomTableModel`: i.i.d. ``Normal(0, scale^2)``
+    """:class:`~glauber.toy_models.random_table.RandomTableModel`: i.i.d. ``Normal(0, scale^2)``
     scores per site, context and token."""
     return RandomTableModel(n, q, rng, scale, name=f"random-table:n={n},q={q},scale={scale}")
 
@@ -58,7 +60,7 @@ def random_table_model(n: int, q: int, rng: np.random.Generator, scale: float) -
 def random_joint_model(
     n: int, q: int, rng: np.random.Generator, scale: float
 ) -> tuple[ToyModel, Callable[[np.ndarray], np.ndarray]]:
-    """Compatible :class:`~glauber.toy_models.random_models.RandomJointModel`
+    """Compatible :class:`~glauber.toy_models.random_joint.RandomJointModel`
     ``s_i(a; x_{-i}) = E(x^(i -> a))`` and its log-weight ``E``."""
     model = RandomJointModel(n, q, rng, scale, name=f"random-joint:n={n},q={q},scale={scale}")
     return model, model.log_weight

@@ -30,11 +30,12 @@ import networkx as nx
 import numpy as np
 from hypothesis import strategies as st
 
+from glauber.core.restrict import RestrictedModel
 from glauber.exact.basins import NamedMask
 from glauber.exact.chain import ExactChain
 from glauber.testing import FAMILIES, basins, model_specs, sample
-from glauber.testing.families import floats_in
-from glauber.testing.spec import ModelSpec
+from glauber.toy_models import ModelSpec
+from glauber.toy_models.draws import floats_in
 from glauber.verification.battery import perfect_trap
 from glauber.verification.instances import ChainInstance, IsingData
 
@@ -47,14 +48,27 @@ SPREAD = 30.0
 
 _TEXTBOOK = {"coupling_modes": ("uniform",), "coupling": (0.1, 2.0), "field_modes": ("zero",)}
 
-#: Group name -> ``(families argument of model_specs, min_sites)``. Each group's draws are
-#: seeded by its position, so a family added later goes last (the others keep their draws).
-GROUPS: dict[str, tuple[dict[str, dict[str, Any]], int]] = {
-    **{name: ({name: {}}, 2) for name in FAMILIES if name != "restricted"},
+#: The Ising sub-families of the textbook oracles: ``(families argument, min_sites)``.
+_TEXTBOOK_GROUPS = {
     "ising-dobrushin": ({"ising": dict(_TEXTBOOK)}, 2),
     "ising-cycle": ({"ising": {**_TEXTBOOK, "graphs": ("cycle",)}}, 3),
-    "restricted": ({"restricted": {}}, 2),
 }
+
+
+def _groups() -> dict[str, tuple[dict[str, dict[str, Any]], int]]:
+    """One group per family of :data:`glauber.toy_models.FAMILIES`, in its order, with the
+    textbook groups before the restricted windows (where they stood when they were added)."""
+    groups: dict[str, tuple[dict[str, dict[str, Any]], int]] = {}
+    for name in FAMILIES:
+        if name == "restricted":
+            groups.update(_TEXTBOOK_GROUPS)
+        groups[name] = ({name: {}}, 2)
+    return groups
+
+
+#: Group name -> ``(families argument of model_specs, min_sites)``. Each group's draws are
+#: seeded by its position, so a family registered later goes last (the others keep their draws).
+GROUPS = _groups()
 
 
 @dataclass(frozen=True)
@@ -89,18 +103,15 @@ def _is_cycle(J: np.ndarray) -> bool:
 
 
 def _ising_data(model: Any, spec: ModelSpec) -> IsingData | None:
-    if spec.family == "curie-weiss":
-        J = np.full((spec.n, spec.n), model.alpha / spec.n)
-        np.fill_diagonal(J, 0.0)
-        uniform = model.alpha / spec.n if model.alpha > 0 else None
-        return IsingData(J, model.field == 0.0, uniform, False)
-    if spec.family not in ("ising", "asym-ising"):
+    """The spin couplings of a spin family (its record's ``spin_couplings``), else None."""
+    spin_couplings = FAMILIES[spec.family].spin_couplings
+    if spin_couplings is None:
         return None
-    J = np.asarray(model.J, dtype=np.float64)
+    J, h = (np.asarray(v, dtype=np.float64) for v in spin_couplings(model))
     edges = J[J != 0.0]
     uniform = (float(edges[0]) if edges.size and np.array_equal(J, J.T)
                and np.all(edges == edges[0]) and edges[0] > 0 else None)
-    return IsingData(J, not np.any(model.h), uniform, _is_cycle(J))
+    return IsingData(J, not np.any(h), uniform, _is_cycle(J))
 
 
 def _log_weight(model: Any, spec: ModelSpec) -> Callable[[np.ndarray], np.ndarray] | None:
@@ -111,7 +122,7 @@ def _log_weight(model: Any, spec: ModelSpec) -> Callable[[np.ndarray], np.ndarra
     """
     if not spec.compatible:
         return None
-    if spec.family == "restricted":
+    if isinstance(model, RestrictedModel):
         full = getattr(model.model, "log_weight", None)
         return None if full is None else lambda states: full(model.embed(states))
     return getattr(model, "log_weight", None)

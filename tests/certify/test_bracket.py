@@ -18,12 +18,17 @@ import numpy as np
 
 import glauber.cli
 from glauber.certify import Certificate, ClaimKey, certify, format_certificate
-from glauber.certify.render import bracket_sentence
+from glauber.certify.verdict import verdict_answers
 from glauber.exact.chain import ExactChain
 from glauber.toy_models import FunctionModel, IsingModel
-from glauber.toy_models.random_models import RandomTableModel
+from glauber.toy_models.random_table import RandomTableModel
 
 SMALL = dict(n_rectangles=8, budget=10, n_pairs=1)
+
+
+def bracket_sentence(cert):
+    """The verdict's one sentence on the bracket ("" when the certificate has none)."""
+    return dict(verdict_answers(cert)).get("bracket:", "")
 
 
 def _rho(C):
@@ -44,7 +49,11 @@ def test_exact_chain_bracket_each_side_holds_and_the_proved_tmix_bounds_the_exac
         assert claim.holds and cert.exact.tmix <= b.tmix_bound
     assert b.upper_C.shape == (3, 3) and np.all(b.upper_C >= ExactChain(
         model, 2.0).influence_matrix())
-    assert "bracket:" in bracket_sentence(cert) and "bracket:" in format_certificate(cert)
+    sentence = bracket_sentence(cert)
+    # a table is not known to decrease in tau: certified where evaluated, not "from" there
+    assert f"certified at tau = {b.tau_cert:g}" in sentence
+    assert f"none can exist at tau = {b.tau_no_cert:g}" in sentence
+    assert "bracket:" in format_certificate(cert) and "== bracket" in format_certificate(cert)
 
 
 def test_searched_chain_uses_the_witnesses_and_the_closed_form():
@@ -56,7 +65,9 @@ def test_searched_chain_uses_the_witnesses_and_the_closed_form():
     assert 1 / math.atanh(0.5) < b.tau_cert <= (1 / math.atanh(0.5)) * (1 + 1e-3)
     # an Ising cycle has rho(c) = tanh(2/tau) < 1 at every tau: no temperature is ruled out
     assert b.tau_no_cert is None
-    assert "no Theorem 5 certificate" not in bracket_sentence(cert)
+    sentence = bracket_sentence(cert)
+    assert "no temperature found where none can exist" in sentence
+    assert "closed-form" in sentence and "the highest found" not in sentence
 
 
 def test_bracket_survives_json_and_old_certificates_load():
@@ -68,7 +79,7 @@ def test_bracket_survives_json_and_old_certificates_load():
     assert back == cert and back.bracket.tau_cert == cert.bracket.tau_cert
     del data["bracket"]  # a certificate written before the bracket existed
     old = Certificate.from_dict(data)
-    assert old.bracket is None and bracket_sentence(old) == ""
+    assert getattr(old, "bracket", None) is None and bracket_sentence(old) == ""
     assert certify(IsingModel(nx.path_graph(4)), 1.5, bracket=False, **SMALL).bracket is None
 
 
@@ -78,7 +89,7 @@ def test_a_model_without_an_upper_bound_gets_a_lower_side_and_the_reason():
     b = cert.bracket
     assert b.tau_cert is None and b.upper_method == "none" and b.upper_C is None
     assert "no upper bound" in b.note and "window" in b.note
-    assert "no rigorous upper bound" in bracket_sentence(cert)
+    assert "no certified temperature found" in bracket_sentence(cert)
 
 
 def test_command_line_prints_and_writes_the_bracket(tmp_path, monkeypatch):

@@ -19,7 +19,6 @@ import numpy as np
 import pytest
 
 import glauber.cli
-import glauber.commands.certify as command
 from glauber.certify import Certificate, ClaimKey
 from glauber.errors import UnknownModelError
 from glauber.exact.chain import ExactChain
@@ -72,7 +71,7 @@ def test_toy_spec_writes_table_and_json_with_exact_values(tmp_path):
     assert e.relaxation_time == pytest.approx(6 / (1 - math.tanh(2 * 0.5)), rel=1e-9)
     assert e.contraction.alpha_row == pytest.approx(cert.influence.contraction.alpha_row)
     assert e.tmix <= cert.influence.contraction.best_bound  # the rigorous certificate holds
-    assert cert.timings.load is not None and cert.timings.exact is not None
+    assert cert.timings.load is not None and cert.timings.seconds["exact"] >= 0
 
 
 def test_states_file_for_a_toy(tmp_path):
@@ -111,14 +110,14 @@ def test_bad_temperature_exits_2_before_loading(monkeypatch, tau):
     def never(*args, **kw):
         raise AssertionError("the model must not be loaded when the input is bad")
 
-    monkeypatch.setattr(command, "resolve_model", never)
+    monkeypatch.setattr("glauber.models.resolve_model", never)
     code, _, err = run("--model", "antiberty", "--tau", tau)
     assert code == 2 and "tau" in err
 
 
 @pytest.mark.parametrize("flag", ["--budget", "--rectangles", "--contexts", "--batch-size"])
 def test_non_positive_budgets_exit_2(monkeypatch, flag):
-    monkeypatch.setattr(command, "resolve_model", lambda *a, **k: pytest.fail("loaded"))
+    monkeypatch.setattr("glauber.models.resolve_model", lambda *a, **k: pytest.fail("loaded"))
     code, _, err = run("--model", "ising-cycle:n=4", flag, "0")
     assert code == 2 and flag in err and ">= 1" in err
 
@@ -134,7 +133,7 @@ def test_negative_counts_exit_2_and_zero_switches_the_stage_off(monkeypatch, fla
 
 
 def test_json_into_a_missing_folder_exits_2_before_running(tmp_path, monkeypatch):
-    monkeypatch.setattr(command, "resolve_model", lambda *a, **k: pytest.fail("loaded"))
+    monkeypatch.setattr("glauber.models.resolve_model", lambda *a, **k: pytest.fail("loaded"))
     code, _, err = run("--model", "ising-cycle:n=4", "--json", str(tmp_path / "no" / "c.json"))
     assert code == 2 and "does not exist" in err
 

@@ -9,9 +9,11 @@ the limit proves t_mix > limit).
 
 from __future__ import annotations
 
+import mpmath
 import numpy as np
 import pytest
 from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from glauber.certify import Certificate, certify, format_certificate
 from glauber.certify import exact as exact_module
@@ -48,6 +50,42 @@ def test_spectral_lower_bound_is_tight_on_a_two_state_chain():
     del P
 
 
+@settings(max_examples=200, deadline=None)
+@given(log_gap=st.floats(-323.3, -0.01), eps=st.floats(1e-6, 0.499),
+       rel_error=st.sampled_from([0.0, 1e-9, 1e-6, 1e-3]))
+def test_spectral_lower_bound_holds_for_every_gap_within_its_error(log_gap, eps, rel_error):
+    # Oracle: T(g) = log(1/(2 eps)) / -log(1 - g) in mpmath at 60 digits (LPW 2nd ed., Theorem
+    # 12.5); the bound must not exceed ceil(T) at the largest gap the solver's error and the
+    # float64 rounding of its answer allow, down to subnormal gaps (which overflowed
+    # math.ceil before), and must not be vacuous.
+    gap = 10.0**log_gap
+    if gap == 0.0:
+        gap = 5e-324
+    error = rel_error * gap
+    bound = spectral_tmix_lower_bound(gap, eps, error)
+    mp = mpmath.mp.clone()
+    mp.dps = 60
+    worst = mp.mpf(gap) * (1 + mp.mpf(2) ** -53) + mp.mpf(error) + mp.mpf(2) ** -1075
+
+    def ceil_t(g):
+        return int(mp.ceil(mp.log(1 / (2 * mp.mpf(eps))) / -mp.log1p(-g)))
+
+    assert isinstance(bound, int) and 0 <= bound <= ceil_t(worst)
+    assert 100 * bound >= 99 * ceil_t(worst) - 100  # integers: 10**308 overflows a float
+
+
+@pytest.mark.parametrize("tau", [0.0055, 0.0056])
+def test_certify_with_a_subnormal_gap_gives_an_exact_lower_bound(tau):
+    # The Ising 4-cycle here has an absolute gap of ~1e-316 (subnormal): math.ceil(inf) raised
+    # an untyped OverflowError inside certify. Now t_mix >= an exact (huge) integer.
+    cert = certify(parse_toy_spec("ising-cycle:n=4"), tau, n_pairs=0, n_rectangles=4)
+    e = cert.exact
+    assert e.absolute_gap is not None and e.absolute_gap < 2.3e-308
+    assert e.tmix_lower > 10**300 and isinstance(e.tmix_lower, int)
+    assert Certificate.from_json(cert.to_json()) == cert
+    assert "not computed" in format_certificate(cert)
+
+
 def test_a_metastable_window_is_capped_and_bounded_not_stepped_for_hours(monkeypatch):
     # Ising cycle of 13 spins at tau = 0.5: 8192 states (stepped, above the dense limit),
     # relaxation time ~2e4 steps, and a stationary law with masses below 1e-200.
@@ -56,7 +94,10 @@ def test_a_metastable_window_is_capped_and_bounded_not_stepped_for_hours(monkeyp
     e = cert.exact
     assert e.tmix is None
     assert e.tmix_lower == max(6, spectral_tmix_lower_bound(e.absolute_gap, 0.25)) > 1000
-    assert e.reversible is None and any("float64 law" in note for note in e.notes)
+    # The law comes from the model's log-joint (exact to relative precision, checked by
+    # detailed balance: glauber.exact.sparse), so reversibility is decided although masses are
+    # below 1e-200; a float64 solve could not decide it (it was None before the sparse path).
+    assert e.reversible is True and not any("float64 law" in note for note in e.notes)
     # Transfer matrix of the Ising cycle (Baxter, Exactly Solved Models, Section 2.2): with
     # beta = J / tau = 2, Z = (2 cosh beta)^n + (2 sinh beta)^n and the all-equal state has
     # mass e^(n beta) / Z (the float64 law is normwise accurate, so its mode is too).

@@ -2,7 +2,8 @@
 
 Oracle: the model itself. A searched certificate's witnesses are re-evaluated on the model its
 ``source`` names; tampering with one witness value, or with one entry of C that the claims
-read, must fail the recheck (exit 1); an exact certificate is recomputed from a fresh table.
+read, must fail the recheck (exit 1) and name the entry; an exact certificate is recomputed from
+a fresh table. The recheck itself (glauber.certify.recheck) is tested in tests/certify.
 """
 
 from __future__ import annotations
@@ -61,13 +62,17 @@ def test_a_tampered_witness_fails(searched, tmp_path):
     assert code == 1 and "FAILED: 1 witness" in text
 
 
-def test_an_entry_of_C_above_its_witness_fails(searched, tmp_path):
+def test_an_entry_of_C_above_its_witness_fails_and_is_named(searched, tmp_path):
+    # The logic is tested in tests/certify/test_recheck.py; here, what the command prints.
+    w = json.loads(searched.read_text())["influence"]["witnesses"][0]
+
     def edit(d):
-        w = d["influence"]["witnesses"][0]
         d["influence"][w["quantity"]][w["i"]][w["j"]] = abs(w["value"]) + 0.01
 
     code, text, _ = run("recheck", str(_tampered(searched, tmp_path, edit)))
     assert code == 1 and "1 matrix entr" in text
+    assert f"{w['quantity']}[{w['i'] + 1}, {w['j'] + 1}] stored {abs(w['value']) + 0.01:.6g}: " \
+           "its witness stores" in text
 
 
 def test_exact_certificate_is_recomputed(tmp_path):

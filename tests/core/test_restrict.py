@@ -37,8 +37,7 @@ from glauber.errors import (
 from glauber.exact import ExactChain
 from glauber.exact.score_table import score_table, table_queries
 from glauber.testing import graphs, models, temperatures
-from glauber.toy_models import IsingModel, PottsModel
-from glauber.toy_models.random_models import RandomJointModel
+from glauber.toy_models import IsingModel, PottsModel, RandomJointModel
 
 SETTINGS = settings(max_examples=40, deadline=None, database=None)
 
@@ -183,8 +182,9 @@ def test_bad_contexts_are_refused_before_any_forward(model, context, error, matc
 
 
 def test_a_window_above_the_exact_limit_is_refused_before_any_forward():
-    window = restrict(NoForward(10, 20), np.zeros(10, dtype=int), [2, 3, 4, 5])  # 20^4 states
-    with pytest.raises(StateSpaceTooLargeError, match="max_states=160000"):
+    # 20^5 states: over the sparse limit of 2^20 (a 4-site window, 160,000 states, now fits)
+    window = restrict(NoForward(10, 20), np.zeros(10, dtype=int), [2, 3, 4, 5, 6])
+    with pytest.raises(StateSpaceTooLargeError, match="max_states=3200000"):
         ExactChain(window, 1.0)
     with pytest.raises(StateSpaceTooLargeError, match="over the limit max_states = 8000"):
         ExactChain(restrict(NoForward(10, 21), np.zeros(10, dtype=int), [2, 3, 4]), 1.0,

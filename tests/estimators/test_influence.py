@@ -78,8 +78,10 @@ def test_ising_cycle_closed_form(J, tau):
 def test_certificate_fields_come_from_theory():
     model = table_model(3, 3, seed=8)
     res = influence(model, 2.0, exhaustive=True, eps=0.1)
-    cert = certify_contraction(res.C, 0.1)
-    assert res.contraction == cert
+    # exhaustive: the certificates are of the enclosure C + rounding of the computed TVs
+    assert 0.0 < res.rounding < 1e-12
+    cert = certify_contraction(res.C, 0.1, entry_error=res.rounding)
+    assert res.contraction == cert and cert.entry_error == res.rounding
     assert res.alpha_col == cert.alpha_col and res.spectral_radius == cert.spectral_radius
     np.testing.assert_allclose(res.lemma6, res.Delta / 8.0)
     np.testing.assert_allclose(res.tanh, np.tanh(res.Delta / 8.0))

@@ -26,7 +26,7 @@ from glauber.estimators.influence_threshold import rho_lower_bound
 from glauber.estimators.score_cache import MemoisedModel
 from glauber.exact import ExactChain
 from glauber.toy_models import IsingModel
-from glauber.toy_models.random_models import RandomTableModel
+from glauber.toy_models.random_table import RandomTableModel
 
 
 def test_thresholds_of_known_crossings_within_the_bisection_tolerance():

@@ -128,6 +128,33 @@ def test_search_stops_early_when_restarts_are_spent():
     assert res.local_searches == model.n * (model.n - 1)
 
 
+def test_walkers_that_stall_leave_no_budget_unspent():
+    # The walkers of this model reach a state where every move they could make is cached
+    # after 396 of its 405 distinct queries; the search used to stop there with 697 rows of
+    # budget left and C[i, j] below 0.95 of the supremum at one entry. The rows left now go
+    # to the unasked queries: all 405 are asked, and the harvest of a memo of every query is
+    # Definition 2's supremum itself (test_a_memo_of_every_query_gives_the_exact_supremum).
+    model = table_model(5, 3, seed=1)
+    distinct = model.n * model.q ** (model.n - 1)
+    res = search_influence(model, 1.0, budget=1093, seed=0, target="entries")
+    assert res.queries == distinct
+    C, D = exact_influence(model, 1.0)
+    np.testing.assert_allclose(res.C, C, atol=1e-12)
+    np.testing.assert_allclose(res.Delta, D, atol=1e-10)
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 10**6), nq=st.sampled_from([(3, 3), (4, 2), (4, 3), (6, 2)]),
+       target=st.sampled_from(["entries", "rho"]))
+def test_a_budget_covering_every_query_spends_what_it_needs(seed, nq, target):
+    # Budget for every distinct query and more: the search stops only once none is unasked.
+    model = table_model(*nq, seed=seed)
+    distinct = model.n * model.q ** (model.n - 1)
+    res = search_influence(model, 0.7, budget=3 * distinct, seed=seed, target=target)
+    assert res.queries == distinct
+    np.testing.assert_allclose(res.C, exact_influence(model, 0.7)[0], atol=1e-12)
+
+
 def test_same_seed_same_result():
     model = table_model(5, 3, seed=4)
     a = search_influence(model, 0.8, budget=500, seed=9, target="rho")

@@ -263,3 +263,15 @@ def test_arnold_press_torch_and_errors():
         arnold_press_statistic(toy, x, 0, 1, K=1)
     with pytest.raises(InvalidParameterError):
         arnold_press_statistic(toy, x, 0, 3)
+
+
+def test_arnold_press_refuses_more_than_one_state():
+    # A 2-D state used to be flattened: [[0, 1], [1, 0]] on a 4-site model read as the one state
+    # 0, 1, 1, 0, and a column [n, 1] as a row. Only (n,) and (1, n) are one state.
+    model = table_model(4, 2, seed=1)
+    one = np.array([0, 1, 1, 0])
+    expected = arnold_press_statistic(model, one, 0, 1, K=2).statistic
+    assert arnold_press_statistic(model, one[None, :], 0, 1, K=2).statistic == expected
+    for bad in (one.reshape(2, 2), one.reshape(4, 1), np.stack([one, one]), one.reshape(1, 2, 2)):
+        with pytest.raises(InvalidParameterError, match="one state"):
+            arnold_press_statistic(model, bad, 0, 1, K=2)

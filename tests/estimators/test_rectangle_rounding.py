@@ -23,8 +23,7 @@ from glauber.theory.rectangle import (
     asymmetric_ising_rectangle_delta,
     rectangle_rounding_bound,
 )
-from glauber.toy_models import FunctionModel, IsingModel
-from glauber.toy_models.ising import AsymmetricIsingModel
+from glauber.toy_models import AsymmetricIsingModel, FunctionModel, IsingModel
 
 TORCH_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 

@@ -18,6 +18,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from glauber.errors import (
+    EstimateOnlyError,
     InvalidTemperatureError,
     NonPositiveConditionalError,
     StateSpaceTooLargeError,
@@ -83,12 +84,15 @@ def test_state_space_limit() -> None:
         assert part in message
     assert ExactChain(model, 1.0, max_states=243).num_states == 243
     # Dense algorithms refuse chains over 4096 states before building anything dense (distances
-    # and mixing times then default to sparse stepping: tests/exact/test_stepping.py).
+    # and mixing times then default to sparse stepping: tests/exact/test_stepping.py; gaps to
+    # Lanczos for reversible chains, tests/exact/test_sparse.py).
     big = ExactChain(table_model(13, 2, 0, 1.0), 1.0)
     squaring = [lambda: big.mixing_time(method="squaring"), lambda: big.distance(1, method="squaring")]
-    for method in (big.spectral_gap, *squaring):
+    for method in (lambda: big.spectral_gap(method="dense"), *squaring):
         with pytest.raises(StateSpaceTooLargeError, match="4096"):
             method()
+    with pytest.raises(EstimateOnlyError, match="arnoldi"):  # not reversible: no Lanczos gap
+        big.spectral_gap()
 
 
 @pytest.mark.parametrize("tau", [0.0, -1.0, float("nan"), float("inf"), "1", None])

@@ -25,7 +25,7 @@ from glauber.exact.factored import FactoredGlauber, factorable
 from glauber.exact.mixing import distance_curve, mixing_time
 from glauber.exact.stepping import GlauberKernel
 from glauber.testing import epsilons, models, temperatures
-from glauber.toy_models.random_models import RandomTableModel
+from glauber.toy_models import RandomTableModel
 
 from ._support import exact_stationary
 

@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import math
 
+import pytest
+
+from glauber.errors import InvalidParameterError
+from glauber.experiments import brackets
 from glauber.experiments.alpha_curve import alpha_curve
-from glauber.experiments.brackets import BEGIN, END, brackets_markdown, place
 from glauber.experiments.compare import compare, compare_markdown
-from glauber.experiments.windows import BEGIN as WINDOWS_BEGIN
-from glauber.experiments.windows import END as WINDOWS_END
-from glauber.experiments.windows import splice
+from glauber.experiments.results import render_page, section
 
 
 def test_alpha_curve_searched_rows_use_the_closed_form_and_the_witnesses(tmp_path):
@@ -50,18 +51,23 @@ def test_results_section_renders_the_committed_shape(tmp_path):
                     "upper_seconds": 0.5, "grid": [1.0, 2500.0]},
     }
     (tmp_path / "antiberty-vh.json").write_text(json.dumps(entry))
-    text = brackets_markdown(tmp_path)
-    assert text.startswith(BEGIN) and text.rstrip().endswith(END)
+    text = brackets.render(tmp_path)
+    assert text.startswith("```\nglauber results --rerun bracket\n```")
     assert "| m / c | 120 | 2.5 | 2500 | 1e+03 | 143.7 |" in text
-    doc = tmp_path / "results.md"
-    doc.write_text("# Results\n\n## Other\n\ntext\n")
-    splice(doc, text, BEGIN, END)
-    splice(doc, text, BEGIN, END)  # idempotent: the block is replaced, not repeated
-    assert doc.read_text().count(BEGIN) == 1 and "## Other" in doc.read_text()
-    # into a generated page: right after the windows section, then in place
-    doc.write_text(f"# R\n\n{WINDOWS_BEGIN}\n## In context\n{WINDOWS_END}\n\n## Next\n")
-    place(doc, text)
-    place(doc, text)
-    page = doc.read_text()
-    assert page.index(WINDOWS_END) < page.index(BEGIN) < page.index("## Next")
-    assert page.count(BEGIN) == 1
+    # sqrt(n) Delta / 4 = sqrt(120) * 143.7 / 4 = 393.5 (the heuristic floor column)
+    assert "| 394 |" in text
+
+
+def test_the_bracket_is_a_section_of_the_generated_page():
+    s = section("bracket")
+    assert s.data == "bracket" and s.command == "glauber results --rerun bracket"
+    from pathlib import Path
+
+    page = render_page(Path("docs"))
+    assert page.index("## Where no Theorem 5 certificate can exist") < page.index(
+        "## The bracket: where no certificate can exist") < page.index("## Findings")
+
+
+def test_an_unknown_entry_is_a_typed_error(tmp_path):
+    with pytest.raises(InvalidParameterError, match="antiberty-vh"):
+        brackets.run(tmp_path, ["no-such-entry"], log=lambda m: None)

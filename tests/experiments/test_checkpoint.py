@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 
 import pytest
 
@@ -72,6 +73,24 @@ def test_run_cells_skips_finished_cells(tmp_path):
     calls.clear()
     run_cells(ResultsLog(tmp_path / "r.jsonl", {"k": 1}), fn, cells, LocalExecutor(), "t", False)
     assert calls == []
+
+
+def _cell(cell, progress):
+    for k in range(1, 4):  # thirds do not add up to one in floating point
+        progress(k / 3)
+    return {"x": cell["x"]}
+
+
+def test_progress_counts_whole_cells(tmp_path, capsys):
+    """The bar moves within a cell but counts whole cells: it ends at 6/6, never at
+    5.999999999999993/6 (issue 24)."""
+    cells = [{"key": f"c{x}", "x": x} for x in range(6)]
+    run_cells(ResultsLog(tmp_path / "r.jsonl", {"k": 1}), _cell, cells, LocalExecutor(), "t")
+    err = capsys.readouterr().err
+    frames = [f.strip() for f in err.replace("\r", "\n").splitlines() if f.strip()]
+    assert frames[-1].startswith("t: 100%") and "| 6/6 cells" in frames[-1]
+    assert all(re.search(r"\| \d/6 cells", f) for f in frames), frames
+    assert "5.99" not in err
 
 
 def test_local_executor_keeps_order():

@@ -67,3 +67,23 @@ def test_bad_input(tmp_path):
         compare("ising-cycle:n=4,nonsense-model", "1", tmp_path)
     with pytest.raises(InvalidParameterError):
         compare("ising-cycle:n=4", "1", tmp_path, budget=0)
+
+
+def test_length_applies_to_toys_that_do_not_fix_their_n(tmp_path):
+    # --length used to be ignored for every toy specification: ising-cycle ran at its default
+    # n = 8. It now sets n where the specification does not; an explicit n= keeps its own.
+    res = compare("ising-cycle,ising-path:n=3", "2", tmp_path, length=4, contexts=2,
+                  rectangles=4, pairs=1, budget=20, progress=False)
+    assert [(r["name"], r["n"]) for r in res] == [("ising-cycle:n=4,J=1.0,h=0.0", 4),
+                                                  ("ising-path:n=3,J=1.0,h=0.0", 3)]
+    assert compare("ising-cycle", "2", tmp_path / "default", contexts=2, rectangles=4, pairs=1,
+                   budget=20, progress=False)[0]["n"] == 8  # the family's own n
+
+
+def test_length_is_refused_where_it_cannot_apply(tmp_path):
+    from glauber.errors import SequenceLengthError
+
+    with pytest.raises(SequenceLengthError, match="its sites set its length"):
+        compare(["ising-cycle:n=6@0,1,1,0,0,1[2-4]"], "1", tmp_path, length=3)
+    with pytest.raises(InvalidParameterError, match="has no length n"):
+        compare("ising-grid", "1", tmp_path, length=4)

@@ -39,6 +39,29 @@ def test_a_failed_run_stays_running_in_the_manifest(tmp_path):
     assert json.loads((tmp_path / MANIFEST).read_text())["status"] == "running"
 
 
+def test_no_lock_file_is_left_behind(tmp_path):
+    with _folder(tmp_path / "run"):
+        assert (tmp_path / "run" / LOCK).exists()  # held while the run writes
+    assert LOCK not in {p.name for p in (tmp_path / "run").iterdir()}
+    with pytest.raises(RuntimeError), _folder(tmp_path / "run"):
+        raise RuntimeError("boom")
+    assert LOCK not in {p.name for p in (tmp_path / "run").iterdir()}
+
+
+def test_a_lock_file_removed_while_being_locked_is_not_trusted(tmp_path):
+    """Between opening the lock file and locking it, a finishing run may remove it; the lock
+    then holds nothing, and the next run must lock the file that is there."""
+    from glauber.experiments.outdir import _same_file
+
+    path = tmp_path / LOCK
+    with open(path, "a+") as fh:
+        assert _same_file(fh, path)
+        path.unlink()
+        assert not _same_file(fh, path)
+        path.write_text("")
+        assert not _same_file(fh, path)
+
+
 def test_second_writer_is_locked_out_until_the_first_ends(tmp_path):
     with _folder(tmp_path):
         with pytest.raises(OutputLockedError, match="another glauber run"), _folder(tmp_path):

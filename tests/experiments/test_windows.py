@@ -5,6 +5,7 @@ import pytest
 
 from glauber.exact import mixing
 from glauber.exact.chain import ExactChain
+from glauber.exact.score_table import TabulatedModel, score_table
 from glauber.experiments import windows
 from glauber.theory.contraction import certify_contraction
 from glauber.toy_models.specs import parse_toy_spec
@@ -22,7 +23,7 @@ def test_spectral_lower_bound_is_tight_on_the_symmetric_two_state_chain(a):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_spectral_lower_bound_never_exceeds_exact_tmix_on_incompatible_chains(seed):
-    from glauber.toy_models.random_models import RandomTableModel
+    from glauber.toy_models import RandomTableModel
 
     for tau in (0.5, 1.0, 2.0):
         chain = ExactChain(RandomTableModel(3, 3, rng=seed, scale=2.0), tau)
@@ -67,23 +68,17 @@ def _rect(mean):
     return part
 
 
-def test_markdown_block_is_spliced_once_and_replaced_on_rerun(tmp_path):
+def test_the_section_renders_its_command_and_headline_from_its_data(tmp_path):
     from glauber.core.io import write_json_atomic
 
     rows = [{"length": length, "model": "antiberty", "contexts": [], "seconds": 1.0,
              "context": _rect(c), "fragment": _rect(f), "paired_mean_difference": c - f}
             for length, c, f in ((12, 0.5, 2.0), ("full", 0.1, 0.1))]
     write_json_atomic(tmp_path / "rectangles.json", {"rows": rows})
-    doc = tmp_path / "results.md"
-    doc.write_text("# Results\n\nintro\n\n## Findings\n\ntext\n")
-    block = windows.windows_markdown(tmp_path, "cmd")
+    block = windows.render(tmp_path)
+    assert block.startswith("```\nglauber results --rerun windows\n```\n")
     assert "mean |δ| = 0.50 at tau = 1" in block and "give 2.00" in block
-    windows.splice(doc, block)
-    once = doc.read_text()
-    assert once.index(windows.BEGIN) < once.index("## Findings") and "intro" in once
-    windows.splice(doc, block)
-    assert doc.read_text() == once
-    assert once.count(windows.BEGIN) == 1
+    assert "| 12 | 0.5 ± 0.1 |" in block and "Exact window chains" not in block  # no exact.json
 
 
 def test_rows_without_a_float64_stationary_law_keep_what_needs_none():
@@ -91,7 +86,10 @@ def test_rows_without_a_float64_stationary_law_keep_what_needs_none():
     # exp(-3 / 0.006) ~ 1e-217, below what 8000-state float64 solves trust, while every
     # conditional stays positive; the row keeps the certificate, the spectral lower bound on
     # t_mix and the tau-free traps (Theorem 8's bound at this tau), from the float64 law.
-    model = parse_toy_spec("potts-cycle:n=3,q=20,J=1.0")
+    # The model is the Potts triangle's score table, without its log-joint: with the joint the
+    # sparse path has the law exactly (tests/certify/test_exact_limits.py), as a masked LM has not.
+    gibbs = parse_toy_spec("potts-cycle:n=3,q=20,J=1.0")
+    model = TabulatedModel(gibbs, score_table(gibbs))
     rows, _ = windows.exact_rows(model, taus=(1.0, 0.006), cap=5)
     full, partial = rows
     assert any("float64 law" in n for n in partial["notes"]) and partial["reversible"] is None
@@ -108,11 +106,11 @@ def test_refine_steps_open_rows_again_up_to_the_new_cap(tmp_path):
     from glauber.core.io import write_json_atomic
 
     label = "potts-cycle:n=3,q=4,J=1.0"
-    chain = ExactChain(windows.toy(label), 1.0)
+    chain = ExactChain(windows.chain_model(label), 1.0)
     exact = chain.mixing_time(0.25)
     cap = exact - 2  # above the spectral lower bound, below t_mix: stepping gives up
     assert windows.spectral_lower_bound(chain.absolute_spectral_gap()) <= cap
-    rows, _ = windows.exact_rows(windows.toy(label), taus=(1.0,), cap=cap)
+    rows, _ = windows.exact_rows(windows.chain_model(label), taus=(1.0,), cap=cap)
     assert rows[0]["tmix"] is None and rows[0]["tmix_lower_bound"] == cap + 1
     path = tmp_path / "exact.json"
     write_json_atomic(path, {"cap": cap, "results": [{"label": label, "rows": rows}]})

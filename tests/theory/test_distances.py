@@ -6,13 +6,20 @@ import itertools
 import math
 from fractions import Fraction
 
+import mpmath
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from glauber.core.arrays import log_softmax
 from glauber.errors import InvalidParameterError, NonFiniteScoresError
-from glauber.theory.distances import hilbert_distance, tv_distance
+from glauber.theory.distances import (
+    hilbert_distance,
+    hilbert_distance_upper,
+    tv_distance,
+    tv_rounding_bound,
+)
 
 SETTINGS = settings(max_examples=60, deadline=None)
 
@@ -102,3 +109,57 @@ def test_errors() -> None:
         tv_distance([0.5, np.nan], [0.5, 0.5])
     with pytest.raises(InvalidParameterError):
         tv_distance([0.5, 0.5], [0.2, 0.3, 0.5])
+
+
+# ------------------------------------------------------------------ rounding-safe versions
+MP = mpmath.mp.clone()
+MP.dps = 80
+
+
+def _mp(x) -> mpmath.mpf:
+    f = Fraction(float(x))
+    return MP.mpf(f.numerator) / f.denominator
+
+
+score_vectors = st.integers(2, 12).flatmap(lambda q: st.tuples(
+    st.lists(st.floats(-1.0, 1.0), min_size=q, max_size=q),
+    st.lists(st.floats(-1.0, 1.0), min_size=q, max_size=q),
+    st.floats(-20.0, 8.0).map(lambda e: 10.0**e)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(vectors=score_vectors, dtype=st.sampled_from(["float64", "float32"]))
+def test_hilbert_distance_upper_is_never_below_the_exact_oscillation(vectors, dtype):
+    # Oracle: the oscillation of the exact differences of the scores as stored, in fractions.
+    s, t, scale = vectors
+    a = (np.array(s) * scale).astype(dtype)
+    b = (np.array(t) * scale).astype(dtype)
+    diff = a - b  # rounded in dtype, as the estimator computes it
+    bound = float(hilbert_distance_upper(diff.max(), diff.min(), dtype))
+    exact = [Fraction(float(x)) - Fraction(float(y)) for x, y in zip(a, b)]
+    osc = max(exact) - min(exact)
+    assert Fraction(bound) >= osc
+    assert bound <= float(osc) * (1 + 1e-5) + 1e-300  # and not loose
+
+
+@settings(max_examples=150, deadline=None)
+@given(vectors=score_vectors, tau=st.floats(-3.0, 6.0).map(lambda e: 10.0**e))
+def test_tv_rounding_bound_covers_the_computed_tv(vectors, tau):
+    # Oracle: TV of softmax(s / tau) and softmax(t / tau) in mpmath at 80 digits, from the
+    # float64 scores as stored; the library's path is log_softmax, exp, half the L1 sum.
+    s, t, scale = vectors
+    a, b = np.array(s) * scale * 1e3, np.array(t) * scale * 1e3
+    lp, lq = log_softmax(a / tau), log_softmax(b / tau)
+    computed = float(0.5 * np.sum(np.abs(np.exp(lp) - np.exp(lq))))
+
+    def soft(v):
+        w = [MP.exp(_mp(x) / _mp(tau)) for x in v]
+        z = MP.fsum(w)
+        return [x / z for x in w]
+
+    exact = MP.fsum(abs(x - y) for x, y in zip(soft(a), soft(b))) / 2
+    M = max(np.abs(a).max(), np.abs(b).max())
+    lam = max(np.abs(lp).max(), np.abs(lq).max())
+    bound = tv_rounding_bound(len(a), M, lam, tau)
+    assert abs(_mp(computed) - exact) <= _mp(bound)
+    assert bound < 1e-13 * (1 + M / tau + lam)  # of the order of u (M / tau + Lambda + q)

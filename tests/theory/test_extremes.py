@@ -45,8 +45,7 @@ from glauber.theory.escape import (
     log_theorem8_escape_bound,
     log_theorem8_tmix_lower_bound,
 )
-from glauber.toy_models import FunctionModel, IsingModel
-from glauber.toy_models.ising import AsymmetricIsingModel
+from glauber.toy_models import AsymmetricIsingModel, FunctionModel, IsingModel
 
 mp = mpmath.mp.clone()
 mp.dps = 50

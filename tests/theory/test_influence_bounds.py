@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import math
 
+import mpmath
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -132,3 +133,29 @@ def test_bad_oscillations() -> None:
         corollary7_holds(np.ones((2, 3)), 1.0)
     with pytest.raises(InvalidParameterError):
         corollary7_alpha_bound([[0.0, -1.0], [0.0, 0.0]], 1.0)
+
+
+@settings(max_examples=100, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 6),
+       log_scale=st.floats(-20.0, 3.0), log_tau=st.floats(-3.0, 7.0))
+def test_bounds_survive_their_own_rounding(seed, n, log_scale, log_tau):
+    # Oracle: the same sums in mpmath at 60 digits from the float64 Delta. A bound computed in
+    # round-to-nearest may land below the exact value by an ulp, and Corollary 7 near its
+    # tanh limit (x - tanh x ~ x^3/3 < u x for x < 1e-8) has no slack to absorb it.
+    mp = mpmath.mp.clone()
+    mp.dps = 60
+    rng = np.random.default_rng(seed)
+    Delta = rng.random((n, n)) * 10.0**log_scale
+    np.fill_diagonal(Delta, 0.0)
+    tau = 10.0**log_tau
+    exact = [[mp.mpf(float(Delta[i, j])) / (4 * mp.mpf(tau)) for j in range(n)] for i in range(n)]
+    lem, sharp = influence_matrix_bound(Delta, tau, sharp=False), influence_matrix_bound(Delta, tau)
+    for i, j in itertools.product(range(n), repeat=2):
+        if i != j:
+            assert mp.mpf(float(lem[i, j])) >= exact[i][j]
+            assert mp.mpf(float(sharp[i, j])) >= mp.tanh(exact[i][j])
+    rows = [mp.fsum(exact[i][j] for j in range(n) if j != i) for i in range(n)]
+    tanh_rows = [mp.fsum(mp.tanh(exact[i][j]) for j in range(n) if j != i) for i in range(n)]
+    assert mp.mpf(corollary7_alpha_bound(Delta, tau)) >= max(rows)
+    assert mp.mpf(corollary7_alpha_bound(Delta, tau, sharp=True)) >= max(tanh_rows)
+    assert corollary7_alpha_bound(Delta, tau) <= float(max(rows)) * (1 + 1e-13)

@@ -15,13 +15,15 @@ from glauber.errors import (
     VocabularyError,
 )
 from glauber.toy_models import (
-    TOY_FAMILIES,
     AsymmetricIsingModel,
     CurieWeissModel,
     IsingModel,
     PlantedBasinModel,
     PottsModel,
+    RandomJointModel,
+    RandomTableModel,
     parse_toy_spec,
+    toy_presets,
 )
 from glauber.toy_models.specs import describe_toy_families
 
@@ -34,6 +36,8 @@ BRIEF_EXAMPLES = [  # (spec, class, n, q)
     ("asym-ising:n=6,seed=0,asym=0.5", AsymmetricIsingModel, 6, 2),
     ("curie-weiss:n=8,alpha=1.5", CurieWeissModel, 8, 2),
     ("planted:n=8,q=3,strength=4", PlantedBasinModel, 8, 3),
+    ("random-table:n=3,q=20,seed=0,scale=1.0", RandomTableModel, 3, 20),
+    ("random-joint:n=4,q=3,seed=2", RandomJointModel, 4, 3),
 ]
 
 
@@ -87,9 +91,9 @@ def test_canonical_name_spells_out_every_key():
         "planted:n=8,q=3,token=0,strength=4.0,seed=none,scale=1.0")
 
 
-@pytest.mark.parametrize("family", sorted(TOY_FAMILIES))
+@pytest.mark.parametrize("family", sorted(toy_presets()))
 def test_every_family_builds_with_its_defaults(family):
-    builder, defaults, help_text = TOY_FAMILIES[family]
+    builder, defaults, help_text = toy_presets()[family]
     assert callable(builder) and help_text
     model = parse_toy_spec(family)
     keys = [item.split("=")[0] for item in model.name.split(":")[1].split(",")]
@@ -100,7 +104,7 @@ def test_every_family_builds_with_its_defaults(family):
 def test_unknown_family_lists_the_choices():
     with pytest.raises(UnknownModelError) as info:
         parse_toy_spec("ising-torus:n=4")
-    for family in TOY_FAMILIES:
+    for family in toy_presets():
         assert family in str(info.value)
     with pytest.raises(UnknownModelError):
         parse_toy_spec(42)

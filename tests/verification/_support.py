@@ -13,10 +13,12 @@ import numpy as np
 from scipy.special import logsumexp
 
 from glauber.core.enumeration import all_states
-from glauber.testing import temperatures
+from glauber.testing import FAMILIES, temperatures
 
-#: Families with a closed-form Gibbs law (``model.log_weight``; Theorem 3).
-GIBBS = ("ising", "curie-weiss", "potts", "planted", "random-joint")
+#: Families whose every model is compatible: each has a closed-form Gibbs law
+#: (``model.log_weight``; Theorem 3). A family registered later joins them by its record.
+GIBBS = tuple(name for name, family in FAMILIES.items()
+              if family.compatible_draws(family.defaults) is True)
 #: Asymmetric Ising models, symmetric ones (compatible) included.
 ASYM_ISING = {"asym-ising": {"min_asym": 0.0}}
 

@@ -1,0 +1,69 @@
+"""Arguments several sub-commands share: the model window, the experiments' common options.
+
+Light at import (argparse and the standard library only), as every module of this package: a
+command imports what it runs inside ``run`` (docs/architecture.md, "How to add a command").
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from typing import Any
+
+
+def add_window_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--context`` and ``--sites``: resample chosen positions of a full sequence
+    (:func:`glauber.models.window_spec`)."""
+    parser.add_argument(
+        "--context", metavar="CONTEXT", default=None,
+        help="a full sequence whose other positions stay frozen: a shipped chain ("
+        "trastuzumab-vh, trastuzumab-vl, pertuzumab-vh, pertuzumab-vl), a file holding the "
+        "sequence on one line, the sequence itself (text for natural-language models), or "
+        "comma-separated token indices for a toy model; the model then runs at the context's "
+        "length",
+    )
+    parser.add_argument(
+        "--sites", metavar="SITES", default=None,
+        help="positions of the context to resample, 1-based and inclusive (e.g. 98-100 or "
+        "5,9,12-14; default: every position); needs --context",
+    )
+
+
+def add_common_arguments(parser: argparse.ArgumentParser, model: bool = True) -> None:
+    """``--model``, ``--out``, ``--seed``, ``--device``, ``--ray [ADDRESS]``, ``--no-progress``
+    (the experiments), and the window arguments."""
+    if model:
+        parser.add_argument("--model", required=True,
+                            help="MLM name (antiberty, sapiens-vh, tiny-gpt2-control, ...) or toy "
+                                 "specification (e.g. ising-cycle:n=8,J=1.0)")
+    parser.add_argument("--out", required=True,
+                        help="output folder; rerunning the same command there resumes the run")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--device", default="cpu", help="torch device of MLMs (default cpu)")
+    parser.add_argument("--ray", nargs="?", const=True, default=None, metavar="ADDRESS",
+                        help="run cells as Ray tasks (needs `pip install ray`); optional cluster "
+                             "address")
+    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    add_window_arguments(parser)
+
+
+def executor_from(args: argparse.Namespace) -> Any:
+    """The :class:`~glauber.experiments.executor.Executor` ``--ray`` asks for (in process by
+    default)."""
+    from glauber.experiments.executor import make_executor
+
+    return make_executor(args.ray)
+
+
+def command_line() -> str:
+    """The command line of this process, for the provenance header of a results log."""
+    return shlex.join(["glauber", *sys.argv[1:]])
+
+
+__all__ = [
+    "add_common_arguments",
+    "add_window_arguments",
+    "command_line",
+    "executor_from",
+]
