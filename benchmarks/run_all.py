@@ -29,6 +29,7 @@ from benchmarks import (
     influence_search_large,
     memory,
     sampler,
+    upper_bound,
 )
 from benchmarks.measure import machine_info
 from benchmarks.report import markdown_table, print_rows
@@ -48,6 +49,7 @@ BENCHMARKS: dict[str, tuple[Callable[[], dict], str]] = {
                                "python benchmarks/influence_search_large.py"),
     "exact_window": (exact_window.run, "python benchmarks/exact_window.py"),
     "exact_scale": (exact_scale.run, "python benchmarks/exact_scale.py"),
+    "upper_bound": (upper_bound.run, "python benchmarks/upper_bound.py"),
 }
 
 

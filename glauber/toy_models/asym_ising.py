@@ -14,9 +14,9 @@ import numpy as np
 
 from glauber.core.validation import as_real_array, check_finite_float, check_positive_int
 from glauber.errors import InvalidParameterError
+from glauber.theory.influence_bounds import OscillationBound
 from glauber.toy_models.base import ToyModel
 from glauber.toy_models.family import ModelSpec, Preset, ToyFamily
-from glauber.theory.influence_bounds import OscillationBound
 from glauber.toy_models.ising import (
     FIELD_MODES,
     ising_scores,

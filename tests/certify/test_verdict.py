@@ -257,7 +257,3 @@ def test_first_ten_lines_of_the_command_answer_the_newcomer(tmp_path, capsys, mo
     assert saved.positions == (2, 3, 4) and saved.site_numbering.startswith("0-based")
     assert saved.source.command.startswith("glauber certify --model curie-weiss")
 
-
-from glauber.certify import certify, format_certificate
-from glauber.certify.render import LEGEND, verdict_lines
-from glauber.toy_models import IsingModel, PlantedBasinModel

@@ -22,8 +22,8 @@ from glauber.exact import ExactChain
 from glauber.testing import models, temperatures
 from glauber.theory.floating import softmax_tv_rounding
 from glauber.toy_models import FunctionModel, IsingModel, PottsModel
+from glauber.toy_models.asym_ising import AsymmetricIsingModel
 from glauber.toy_models.curie_weiss import CurieWeissModel
-from glauber.toy_models.ising import AsymmetricIsingModel
 
 SETTINGS = settings(max_examples=25, deadline=None, database=None,
                     suppress_health_check=[HealthCheck.too_slow])

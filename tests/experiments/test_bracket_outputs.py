@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from glauber.errors import InvalidParameterError
 from glauber.experiments import brackets
 from glauber.experiments.alpha_curve import alpha_curve
 from glauber.experiments.compare import compare, compare_markdown
-from glauber.experiments.results import render_page, section
+from glauber.experiments.results import SECTIONS, section
 
 
 def test_alpha_curve_searched_rows_use_the_closed_form_and_the_witnesses(tmp_path):
@@ -33,10 +35,18 @@ def test_alpha_curve_searched_rows_use_the_closed_form_and_the_witnesses(tmp_pat
 def test_compare_reports_each_models_bracket(tmp_path):
     results = compare("ising-cycle:n=6,asym-ising:n=6", "1,4", tmp_path, rectangles=10,
                       pairs=1, budget=10, contexts=2, progress=False)
+    from glauber.exact import ExactChain
+    from glauber.models import resolve_model
+
     for r in results:
         assert r["bracket"]["tau_cert"] is not None
+        model = resolve_model(r["model"])
         for t in r["per_tau"]:
-            assert t["rho_upper"] is not None and t["rho_upper"] >= t["spectral_radius"]
+            # against the exact C (the certificate's exhaustive radius is that of an enclosure
+            # of C against rounding, a few ulps above it)
+            C = ExactChain(model, t["tau"]).influence_matrix()
+            assert t["rho_upper"] is not None
+            assert t["rho_upper"] >= max(abs(np.linalg.eigvals(C)))
     assert "## The bracket" in compare_markdown(results)
     assert "## The bracket" in (tmp_path / "compare.md").read_text()
 
@@ -59,13 +69,13 @@ def test_results_section_renders_the_committed_shape(tmp_path):
 
 
 def test_the_bracket_is_a_section_of_the_generated_page():
+    names = [s.name for s in SECTIONS]
+    assert names.index("tau_no_cert") < names.index("bracket") < names.index("findings")
     s = section("bracket")
     assert s.data == "bracket" and s.command == "glauber results --rerun bracket"
-    from pathlib import Path
-
-    page = render_page(Path("docs"))
-    assert page.index("## Where no Theorem 5 certificate can exist") < page.index(
-        "## The bracket: where no certificate can exist") < page.index("## Findings")
+    body = s.render(Path("docs/data/bracket"))  # the committed data, rendered
+    assert "| antiberty / trastuzumab-vh | 120 |" in body
+    assert f"## {s.title}\n\n{body}" in Path("docs/results.md").read_text(encoding="utf-8")
 
 
 def test_an_unknown_entry_is_a_typed_error(tmp_path):
