@@ -23,7 +23,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from glauber.certify.render import _row
 from glauber.certify.stages import ClaimKey, StageRun
+from glauber.certify.verdict import wrap
 from glauber.core.claims import Claim
 from glauber.errors import UnboundableModelError
 from glauber.estimators.influence_bracket import (
@@ -109,9 +111,6 @@ def claims(cert: Certificate) -> list[Claim]:
 
 def render(cert: Certificate) -> list[tuple[str, list[str]]]:
     """Both sides of the bracket: where no certificate can exist, where one is proved."""
-    from glauber.certify.render import _row
-    from glauber.certify.verdict import wrap
-
     b = _of(cert)
     if b is None:
         return []

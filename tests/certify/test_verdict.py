@@ -30,7 +30,7 @@ from glauber.core.restrict import RestrictedModel
 from glauber.errors import InvalidParameterError
 from glauber.exact import ExactChain
 from glauber.models import resolve_model
-from glauber.toy_models import IsingModel, PlantedBasinModel
+from glauber.toy_models import IsingModel
 
 SMALL = dict(n_rectangles=5, budget=5, n_pairs=1)
 DATA = Path(__file__).parent / "data"
