@@ -44,7 +44,7 @@ from glauber.core.validation import check_eps, check_positive_int, check_tau
 from glauber.errors import UnboundableModelError
 from glauber.theory.contraction import ContractionCertificate, certify_contraction
 from glauber.theory.floating import softmax_tv_rounding
-from glauber.theory.influence_bounds import influence_matrix_upper
+from glauber.theory.influence_bounds import influence_matrix_bound
 from glauber.theory.verified_power import (
     alpha_upper,
     spectral_norm_upper,
@@ -289,7 +289,7 @@ class UpperBoundSource:
             mats.append(Ct)
         if self._closed is not None:
             names.append(self.closed_method)
-            mats.append(influence_matrix_upper(self._closed, tau))
+            mats.append(influence_matrix_bound(self._closed, tau))
         stack = np.stack(mats)
         pick = np.argmin(stack, axis=0)
         C = np.take_along_axis(stack, pick[None], axis=0)[0]

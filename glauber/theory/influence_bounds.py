@@ -20,7 +20,7 @@ row-sum ``alpha(tau) < 1``.
 
 Rigorous upper bounds (docs/theory.md, "Upper bounds on influence"): an
 :class:`OscillationBound` is a tau-free matrix ``>= Delta`` entrywise together with the argument
-that gives it; :func:`influence_matrix_upper` turns it into ``C(tau)`` with every rounding
+that gives it; :func:`influence_matrix_bound` turns it into ``C(tau)`` with every rounding
 upward, and :func:`pairwise_oscillation` is the exact oscillation of pairwise (Ising, Potts)
 scores.
 """
@@ -148,9 +148,13 @@ def influence_matrix_bound(Delta: ArrayLike, tau: float, sharp: bool = True) -> 
     """
     arr = check_square_matrix(Delta, "Delta")
     tau = check_tau(tau)
-    x = round_up_array(_oscillations(arr) / (4.0 * tau))  # a correctly rounded quotient
+    # Delta / tau, then / 4, each rounded up (4 tau would overflow above tau ~ 4.5e307, giving
+    # a quotient of 0 where the exact one is large); Delta = 0 gives exactly 0
+    D = _oscillations(arr)
+    x = np.where(D > 0, round_up_array(round_up_array(D / tau) * 0.25), 0.0)
     if sharp:  # tanh is increasing; its own error is elementary_error
-        x = np.minimum(1.0, round_up_array(np.tanh(x) * (1.0 + elementary_error("float64"))))
+        up = np.minimum(1.0, round_up_array(np.tanh(x) * (1.0 + elementary_error("float64"))))
+        x = np.where(D > 0, up, 0.0)
     np.fill_diagonal(x, 0.0)
     return x
 
@@ -185,7 +189,7 @@ def corollary7_alpha_bound(Delta: ArrayLike, tau: float, sharp: bool = False) ->
     Examples
     --------
     >>> corollary7_alpha_bound([[0.0, 1.0], [2.0, 0.0]], tau=1.0)  # 2 / 4, rounded up
-    0.5000000000000003
+    0.5000000000000004
     """
     bound = influence_matrix_bound(Delta, tau, sharp=sharp)
     n = bound.shape[0]
@@ -257,51 +261,6 @@ class OscillationBound:
         idx = np.asarray(sites, dtype=np.int64)
         return OscillationBound(self.Delta[np.ix_(idx, idx)].copy(), self.method,
                                 dict(self.details))
-
-
-def influence_matrix_upper(Delta: ArrayLike, tau: float) -> np.ndarray:
-    """``tanh(Delta / (4 tau))`` entrywise, every floating-point step rounded upward.
-
-    The sharper Lemma 6 (``c_ij <= tanh(Delta_ij / (4 tau))``) with an argument computed as
-    ``Delta / tau / 4`` and nudged one ulp up after each operation, and ``tanh`` (within a few
-    ulps in the C library) multiplied by ``1 + 4 u`` and nudged up again; clipped to 1 (a TV is
-    at most 1). So the returned float is never below the exact ``tanh(Delta_ij / (4 tau))``
-    of the float ``Delta_ij`` (docs/theory.md, "Upper bounds on influence").
-
-    Parameters
-    ----------
-    Delta : array_like, shape (n, n)
-        Oscillation upper bounds (finite, >= 0); the diagonal is ignored.
-    tau : float
-        Temperature, > 0.
-
-    Returns
-    -------
-    numpy.ndarray, shape (n, n), zero diagonal.
-
-    Raises
-    ------
-    InvalidTemperatureError
-        If ``tau`` is not finite and > 0.
-    InvalidParameterError
-        If ``Delta`` is not a finite non-negative square matrix.
-
-    Examples
-    --------
-    >>> c = influence_matrix_upper([[0.0, 4.0], [0.0, 0.0]], 1.0)
-    >>> bool(c[0, 1] >= np.tanh(1.0) and c[0, 1] - np.tanh(1.0) < 1e-15)
-    True
-    """
-    tau = check_tau(tau)
-    arr = check_square_matrix(Delta, "Delta")
-    u = UNIT_ROUNDOFF["float64"]
-    with np.errstate(over="ignore"):
-        x = np.nextafter(arr / tau, np.inf)
-    x = np.where(arr > 0, np.nextafter(x * 0.25, np.inf), 0.0)
-    t = np.where(arr > 0, np.nextafter(np.tanh(x) * (1.0 + 4.0 * u), np.inf), 0.0)
-    out = np.minimum(t, 1.0)
-    np.fill_diagonal(out, 0.0)
-    return out
 
 
 def pairwise_oscillation(K: ArrayLike, score_error: ArrayLike | None = None) -> np.ndarray:
@@ -384,7 +343,6 @@ def dot_rounding(magnitude: float, terms: int, unit: float = UNIT_ROUNDOFF["floa
 __all__ = [
     "OscillationBound",
     "dot_rounding",
-    "influence_matrix_upper",
     "pairwise_oscillation",
     "corollary7_alpha_bound",
     "corollary7_holds",

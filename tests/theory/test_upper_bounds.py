@@ -1,6 +1,6 @@
 """Rigorous upper-bound arithmetic of the influence bracket.
 
-* :func:`influence_matrix_upper`: never below ``tanh(Delta / (4 tau))`` evaluated at 50 digits;
+* :func:`influence_matrix_bound`: never below ``tanh(Delta / (4 tau))`` evaluated at 50 digits;
 * :func:`pairwise_oscillation`: the exact oscillation of pairwise scores, against enumeration
   of every pair of contexts;
 * :func:`rho_upper`, :func:`weighted_tmix_upper`: Collatz–Wielandt bounds against spectral
@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from glauber.errors import InvalidParameterError, InvalidTemperatureError
 from glauber.theory.floating import gamma, softmax_tv_rounding
-from glauber.theory.influence_bounds import influence_matrix_upper, pairwise_oscillation
+from glauber.theory.influence_bounds import influence_matrix_bound, pairwise_oscillation
 from glauber.theory.verified_power import alpha_upper, rho_upper, weighted_tmix_upper
 
 MP = mpmath.mp.clone()
@@ -34,7 +34,7 @@ MP.dps = 50
 @settings(max_examples=100, deadline=None, database=None)
 @given(st.floats(0.0, 1e6), st.floats(1e-8, 1e8))
 def test_tanh_upper_is_never_below_the_50_digit_value(delta, tau):
-    C = influence_matrix_upper(np.array([[0.0, delta], [0.0, 0.0]]), tau)
+    C = influence_matrix_bound(np.array([[0.0, delta], [0.0, 0.0]]), tau)
     exact = MP.tanh(MP.mpf(delta) / (4 * MP.mpf(tau)))
     assert MP.mpf(float(C[0, 1])) >= exact
     assert C[0, 1] <= 1.0 and C[1, 0] == 0.0 and C[0, 0] == 0.0
@@ -42,10 +42,17 @@ def test_tanh_upper_is_never_below_the_50_digit_value(delta, tau):
         assert float(C[0, 1]) <= float(exact) * (1 + 1e-14) + 1e-300
 
 
+def test_tanh_upper_survives_a_temperature_where_4_tau_overflows():
+    # counterexample to the earlier (Delta / (4 tau)) order: 4 * 1e308 = inf gave a quotient of
+    # 0 and a bound of 1e-323, where the exact value is tanh(1e308 / 4e308) = tanh(1/4)
+    C = influence_matrix_bound(np.array([[0.0, 1e308], [0.0, 0.0]]), 1e308)
+    assert MP.mpf(float(C[0, 1])) >= MP.tanh(MP.mpf(1) / 4)
+
+
 @pytest.mark.parametrize("tau", [0.0, -1.0, math.nan, math.inf])
 def test_tanh_upper_refuses_bad_temperatures(tau):
     with pytest.raises(InvalidTemperatureError):
-        influence_matrix_upper(np.zeros((2, 2)), tau)
+        influence_matrix_bound(np.zeros((2, 2)), tau)
 
 
 def _enumerated_oscillation(K: np.ndarray, h: np.ndarray) -> np.ndarray:
