@@ -30,7 +30,7 @@ import torch
 from benchmarks.flops import masked_lm_flops
 from benchmarks.measure import clock, feed_forward_matmul_flops, machine_info
 from benchmarks.report import publish, row
-from benchmarks.sampler import initial_states, load_model, synchronize
+from benchmarks.sampler import add_model_arguments, initial_states, load_model, synchronize
 from glauber.core import log_conditionals
 from glauber.core.arrays import like, namespace
 from glauber.estimators import (
@@ -164,10 +164,7 @@ def summary_rows(result: dict) -> list[dict]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="antiberty", choices=["antiberty", "bert-base-random"])
-    parser.add_argument("--n", type=int, default=20)
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--dtype", default=None)
+    add_model_arguments(parser)
     parser.add_argument("--rectangles", type=int, default=64)
     parser.add_argument("--contexts", type=int, default=1)
     parser.add_argument("--pairs", type=int, default=64)

@@ -1,27 +1,55 @@
-"""Searched influence against the exact supremum, and against random sampling at the same budget.
+"""Searched influence against the exact supremum and uniform sampling, at honest budgets.
 
-On random toy models (random score tables, Potts, asymmetric Ising and planted basins with
-``64 <= q^n <= 4096``), at a temperature on the scale of each model's own interactions,
-:func:`glauber.estimators.influence_search.search_influence` gets a query budget of 10% of
-exhaustive enumeration, counted as :func:`glauber.estimators.influence` counts it
-(``q^n n (1 + (q - 1)(n - 1))`` rows). Exact ``C`` comes from ``ExactChain.influence_matrix()``.
-Printed, for the search and for random sampling with the same budget
-(:func:`glauber.estimators.influence` on uniformly drawn contexts; both its settings, every
-replacement and one replacement per site), measured in the same run:
+Budget: *distinct conditional queries* (rows sent to the model: a context ``x_{-i}`` and a site
+``i``; one query at site ``i`` serves every entry ``(i, j)``), as a fraction of the
+``T = n q^(n-1)`` that tabulate every conditional of the model
+(:func:`glauber.core.enumeration.table_queries`). At ``T`` the exact value is known, so only
+fractions below 1 mean anything.
 
-- the fraction of non-zero exact entries reached to 95% (``C >= 0.95 c``; target >= 90%);
-- the fraction of models whose ``rho(C) >= 0.95 rho(c)`` (target >= 90%);
-- the queries used, as a fraction of the budget.
+Models: for every family of :data:`glauber.testing.FAMILIES` (Ising, Curie–Weiss, Potts,
+planted, random joint, asymmetric Ising, random table, restricted windows, clock), ``models``
+draws of ``glauber.testing.models(max_states=4096, families=F)`` with at least :data:`MIN_STATES`
+states, one seeded Hypothesis run per model (so the draws are independent). The
+restricted family is drawn with ``q <= 16``: a window's base holds at least one site more
+than the window, and above that a random-table or random-joint base exceeds the
+``2^16`` states those models allow (glauber.testing then raises while drawing). The
+temperature is on the scale of each model's interactions (:func:`model_temperature`). Exact
+``C`` and the conditionals come from :class:`~glauber.exact.ExactChain`.
 
-Ratios are search over sampling (the better of its two settings). Sampling takes at least one
-context, so at the smallest budgets it may ask more than the budget (its ``queries`` say how
-many): the comparison then favours it. Zero exact entries (e.g. non-neighbours in Ising/Potts) are
-left out of the entry fraction: any method meets them. Note that 10% of exhaustive is, with
-the search's memo, about ``0.1 q (1 + (q - 1)(n - 1))`` times the number of distinct queries
-``n q^(n - 1)``; a second budget row, 10% of the distinct queries, shows the search where it
-cannot see most of the state space.
+Methods, at budgets of 1%, 3% and 10% of ``T``, in the same run:
 
-Run ``python benchmarks/influence_search.py`` (``--help`` for options).
+- the search (:func:`glauber.estimators.search_influence`), ``target="entries"`` for the entry
+  fraction and ``target="rho"`` (as certify runs it) for the spectral radius;
+- *uniform queries*: ``B`` distinct queries drawn uniformly from the ``T``, every pair among
+  them that differs at one site read (what a memo of random queries holds);
+- *uniform stars*: the sampling of :func:`glauber.estimators.influence` with every replacement
+  (at a uniform context ``x`` and a uniform site ``i``: ``x`` and ``x^{j->b}`` for every ``j``
+  and ``b``), star after star until ``B`` distinct queries (the last one cut short).
+
+The two uniform methods are computed from the exact conditionals (what their queries would
+return). Printed per family and budget: the fraction of non-zero exact entries reached to 95%
+(``C >= 0.95 c``), the fraction of models with a non-zero exact spectral radius whose
+``rho(C) >= 0.95 rho(c)``, and two references:
+
+- the *counting bound* (rigorous, for any method whose values are realised by witnesses): a
+  witness of entry ``(i, j)`` is two queried contexts at site ``i`` that differ at ``j``, and
+  witnesses in ``k`` distinct directions form a forest (a cycle would change some site twice),
+  so they need ``k + 1`` queries at ``i``; the bound fills the sites with most non-zero entries
+  first;
+- *stars per site* ``S = f q^(n-1) / (1 + (n-1)(q-1))`` (the budget ``f T`` in stars of one
+  site): the additive surrogate of a site needs one star (its unknowns); below ``S = 1`` the
+  search cannot learn every site's dependence on its context. Models are also split by ``n``:
+  with ``n = 2`` each entry is one line of ``q`` conditionals and a search that asked a
+  fraction ``f_i`` of site ``i``'s contexts has seen at most a fraction ``f_i`` of the pairs of
+  each entry ``(i, j)`` (each of its ``m`` points lies on one ``j``-line, whose pairs number
+  ``<= m (q - 1) / 2``), whatever the method; the *near-max pairs* column gives, per entry, the
+  number ``K`` of pairs within 5% of the supremum, and the *blind reach* the fraction of
+  entries with ``f K >= 1`` (an estimate of what a method blind to unqueried conditionals
+  reaches; exact in expectation for exchangeable families such as random tables).
+
+Run ``python benchmarks/influence_search.py`` (``--help`` for options; 25 models per family
+by default, 225 in all: 67 s on 2 cores under a load average of 10). The measured table is in
+the docstring of :mod:`glauber.estimators.influence_search`.
 """
 
 from __future__ import annotations
@@ -29,204 +57,291 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+import zlib
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
-import networkx as nx
 import numpy as np
 
 if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.report import publish, row
-from glauber.core.enumeration import state_index
-from glauber.estimators.influence import influence
+from glauber.core.enumeration import table_queries
 from glauber.estimators.influence_search import search_influence
 from glauber.exact import ExactChain
+from glauber.testing import FAMILIES, models, sample
 from glauber.theory.contraction import spectral_radius
-from glauber.toy_models import AsymmetricIsingModel, FunctionModel, PlantedBasinModel, PottsModel
 
 #: Reached-to fraction of an entry / of the spectral radius, and the targets of the issue.
 REACH, TARGET = 0.95, 0.90
+#: Fewest and most states of a drawn model.
 MIN_STATES, MAX_STATES = 64, 4096
+#: Budgets, as fractions of the distinct queries that tabulate the model.
+FRACTIONS = (0.01, 0.03, 0.1)
+#: Largest vocabulary of a restricted window (its base must stay within 2^16 states).
+RESTRICTED_MAX_Q = 16
+METHODS = ("search", "uniform_queries", "uniform_stars")
+#: Models drawn per family: 25 x the 9 families of glauber.testing.FAMILIES = 225 models.
+MODELS_PER_FAMILY = 25
 
 
-def _shape(rng: np.random.Generator, qs: Sequence[int]) -> tuple[int, int]:
-    """``(n, q)`` with ``MIN_STATES <= q^n <= MAX_STATES``, ``n >= 3``."""
-    q = int(rng.choice(qs))
-    ns = [n for n in range(3, 13) if MIN_STATES <= q**n <= MAX_STATES]
-    return int(rng.choice(ns)), q
-
-
-def table_model(rng: np.random.Generator) -> FunctionModel:
-    """Random incompatible conditionals: each site's scores are a random table of the context."""
-    n, q = _shape(rng, (2, 3, 4))
-    table = rng.uniform(0.1, 2.0) * rng.standard_normal((n, q**n, q))
-
-    def score_fn(states: np.ndarray, site: int) -> np.ndarray:
-        return table[site, state_index(states, q)]  # site masked to 0 before the call
-
-    return FunctionModel(n, q, score_fn, name=f"table(n={n},q={q})")
-
-
-def potts_model(rng: np.random.Generator) -> PottsModel:
-    """Potts on a random graph with random couplings and fields."""
-    n, q = _shape(rng, (3, 4))
-    graph = nx.gnp_random_graph(n, rng.uniform(0.3, 1.0), seed=int(rng.integers(2**31)))
-    coupling = {e: float(rng.uniform(-1.0, 2.0)) for e in graph.edges}
-    field = rng.uniform(0.0, 1.0) * rng.standard_normal((n, q))
-    return PottsModel(graph, q, coupling=coupling, field=field, name=f"potts(n={n},q={q})")
-
-
-def asym_ising_model(rng: np.random.Generator) -> AsymmetricIsingModel:
-    """Asymmetric Ising with dense random couplings."""
-    n, _ = _shape(rng, (2,))
-    m = AsymmetricIsingModel.random(n, rng=rng, scale=rng.uniform(0.1, 1.5),
-                                    asym=rng.uniform(0.0, 1.0),
-                                    field=rng.uniform(0.0, 1.0) * rng.standard_normal(n))
-    m.name = f"asym-ising(n={n})"
-    return m
-
-
-def planted_model(rng: np.random.Generator) -> PlantedBasinModel:
-    """A planted self-reinforcing token on a random base."""
-    n, q = _shape(rng, (2, 3))
-    m = PlantedBasinModel.with_random_base(n, q, rng=rng, scale=rng.uniform(0.0, 1.0),
-                                           token=int(rng.integers(q)),
-                                           strength=rng.uniform(0.5, 6.0))
-    m.name = f"planted(n={n},q={q})"
-    return m
-
-
-FAMILIES: dict[str, Callable[[np.random.Generator], Any]] = {
-    "table": table_model, "potts": potts_model, "asym_ising": asym_ising_model,
-    "planted": planted_model,
-}
-
-
-def exhaustive_queries(n: int, q: int) -> int:
-    """Rows :func:`glauber.estimators.influence` asks with ``exhaustive=True``."""
-    return q**n * n * (1 + (q - 1) * (n - 1))
+def draw_models(family: str, count: int, seed: int = 0) -> list:
+    """``count`` independent draws of ``family``: the second example of a seeded Hypothesis
+    run per model (its first is the minimal example)."""
+    extra = {"max_q": RESTRICTED_MAX_Q} if family == "restricted" else {}
+    strategy = models(max_states=MAX_STATES, families=family, **extra).filter(
+        lambda m: m.q ** m.n >= MIN_STATES)
+    base = seed * 1_000_003 + zlib.crc32(family.encode()) % 100_003
+    return [sample(strategy, 2, seed=base + k)[-1] for k in range(count)]
 
 
 def model_temperature(model: Any, rng: np.random.Generator) -> float:
-    """``f max_i sum_j Delta_ij / 4`` (Corollary 7's threshold) with ``f ~ U(0.3, 1.5)``."""
+    """``f max_i sum_j Delta_ij / 4`` (Corollary 7's threshold) with ``f ~ U(0.3, 1.5)``,
+    at least 0.05."""
     Delta = ExactChain(model, 1.0).oscillation_matrix()
     return max(float(rng.uniform(0.3, 1.5)) * float(Delta.sum(axis=1).max()) / 4.0, 0.05)
 
 
-def sampled(model: Any, tau: float, budget: int, replacements: int, seed: int) -> dict:
-    """:func:`influence` on uniform random contexts, as many as ``budget`` pays for."""
-    n, q = model.n, model.q
-    r = min(replacements, q - 1)
-    per_context = n + n * r * (n - 1)
-    contexts = max(1, budget // per_context)
-    states = np.random.default_rng(seed).integers(q, size=(contexts, n))
-    res = influence(model, tau, contexts=states, n_replacements=r, seed=seed)
-    return {"C": res.C, "queries": contexts * per_context}
+def _site_slices(P: np.ndarray, i: int, j: int, n: int, q: int) -> np.ndarray:
+    """Conditionals at site ``i`` over its contexts (``x_i = 0``), with site ``j`` as an axis:
+    ``[lines, q (value of x_j), q]``."""
+    ctx = P[i].reshape((q,) * n + (q,))
+    ctx = np.take(ctx, 0, axis=i)  # x_i is masked: one context per x_{-i}
+    axis = j - (j > i)
+    return np.moveaxis(ctx, axis, n - 2).reshape(-1, q, q)
+
+
+def sampled_influence(P: np.ndarray, asked: list[np.ndarray]) -> np.ndarray:
+    """``C`` read off queried contexts: for each site ``i``, every pair of ``asked[i]`` (a
+    boolean mask over its ``q^(n-1)`` contexts, mixed radix over the sites other than ``i``)
+    that differs at one site."""
+    n, q = P.shape[0], P.shape[2]
+    C = np.zeros((n, n))
+    for i in range(n):
+        mask = asked[i].reshape((q,) * (n - 1))
+        for j in range(n):
+            if j == i or not asked[i].any():
+                continue
+            lines = _site_slices(P, i, j, n, q)
+            m = np.moveaxis(mask, j - (j > i), n - 2).reshape(-1, q)
+            a, b = np.triu_indices(q, 1)
+            tv = 0.5 * np.abs(lines[:, a] - lines[:, b]).sum(axis=-1)
+            seen = m[:, a] & m[:, b]
+            C[i, j] = float(tv[seen].max()) if seen.any() else 0.0
+    return C
+
+
+def near_max_pairs(P: np.ndarray, C: np.ndarray) -> np.ndarray:
+    """``K[i, j]``: pairs of contexts differing at ``j`` whose TV at ``i`` is within 5% of
+    ``c_ij`` (0 where ``c_ij = 0``)."""
+    n, q = P.shape[0], P.shape[2]
+    K = np.zeros((n, n), dtype=np.int64)
+    a, b = np.triu_indices(q, 1)
+    for i in range(n):
+        for j in range(n):
+            if j != i and C[i, j] > 1e-12:
+                lines = _site_slices(P, i, j, n, q)
+                tv = 0.5 * np.abs(lines[:, a] - lines[:, b]).sum(axis=-1)
+                K[i, j] = int(np.sum(tv >= REACH * C[i, j]))
+    return K
+
+
+def uniform_queries(n: int, q: int, budget: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """Masks of ``budget`` distinct queries drawn uniformly from the ``n q^(n-1)``."""
+    per_site = q ** (n - 1)
+    picks = rng.choice(n * per_site, size=budget, replace=False)
+    asked = [np.zeros(per_site, dtype=bool) for _ in range(n)]
+    for i in range(n):
+        asked[i][picks[picks // per_site == i] % per_site] = True
+    return asked
+
+
+def uniform_stars(n: int, q: int, budget: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """Masks of stars at uniform (context, site) pairs until ``budget`` distinct queries."""
+    per_site = q ** (n - 1)
+    weights = q ** np.arange(n - 2, -1, -1)
+    asked = [np.zeros(per_site, dtype=bool) for _ in range(n)]
+    used = 0
+    while used < budget:
+        i = int(rng.integers(n))
+        x = rng.integers(q, size=n - 1)  # the context of the sites other than i
+        centre = int(x @ weights)
+        points = [centre] + [centre + (c - x[p]) * int(weights[p])
+                             for p in range(n - 1) for c in range(q) if c != x[p]]
+        for pt in points:
+            if used < budget and not asked[i][pt]:
+                asked[i][pt] = True
+                used += 1
+    return asked
+
+
+def counting_bound(exact: np.ndarray, budget: int) -> int:
+    """Most non-zero entries any witness-producing method realises with ``budget`` queries:
+    a site with ``k`` realised entries needs ``k + 1`` queries (see the module docstring);
+    sites with most non-zero entries first."""
+    n = exact.shape[0]
+    nonzero = ~np.eye(n, dtype=bool) & (exact > 1e-12)
+    left, got = budget, 0
+    for z in sorted(nonzero.sum(axis=1).tolist(), reverse=True):
+        if z == 0 or left < 2:
+            break
+        take = min(z, left - 1)
+        got, left = got + take, left - take - 1
+    return got
 
 
 def compare(C: np.ndarray, exact: np.ndarray) -> dict:
     """Entries reached to :data:`REACH` (non-zero exact ones) and whether rho is reached."""
     off = ~np.eye(exact.shape[0], dtype=bool) & (exact > 1e-12)
-    reached = C[off] >= REACH * exact[off]
     rho, rho_exact = spectral_radius(C), spectral_radius(exact)
-    return {"entries": int(off.sum()), "reached": int(reached.sum()),
+    return {"entries": int(off.sum()), "reached": int(np.sum(C[off] >= REACH * exact[off])),
             "rho_reached": bool(rho >= REACH * rho_exact - 1e-12),
             "rho_ratio": rho / rho_exact if rho_exact > 0 else 1.0}
 
 
-def one_model(family: str, seed: int, fraction: float, distinct: bool) -> dict:
-    """Search and sampling on one random model of ``family``."""
+def one_model(family: str, model: Any, seed: int, fractions: Sequence[float]) -> dict:
+    """Search, uniform sampling and the references on one model at each budget."""
     rng = np.random.default_rng(seed)
-    model = FAMILIES[family](rng)
     tau = model_temperature(model, rng)
-    n, q = model.n, model.q
-    full = n * q ** (n - 1) if distinct else exhaustive_queries(n, q)
-    budget = max(1, int(fraction * full))
-    exact = ExactChain(model, tau).influence_matrix()
-    out = {"family": family, "name": model.name, "n": n, "q": q, "tau": tau, "budget": budget}
-    start = time.perf_counter()
-    res = search_influence(model, tau, budget=budget, seed=seed)
-    out["search_seconds"] = time.perf_counter() - start
-    out["search"] = dict(compare(res.C, exact), queries=res.queries)
-    for r, key in ((q - 1, "sampled_rall"), (1, "sampled_r1")):
-        s = sampled(model, tau, budget, r, seed)
-        out[key] = dict(compare(s["C"], exact), queries=s["queries"])
+    n, q = int(model.n), int(model.q)
+    chain = ExactChain(model, tau)
+    exact, P = chain.influence_matrix(), chain.conditionals()
+    K = near_max_pairs(P, exact)
+    table = table_queries(n, q)
+    off = ~np.eye(n, dtype=bool) & (exact > 1e-12)
+    out: dict = {"family": family, "spec": repr(model.spec), "n": n, "q": q, "tau": tau,
+                 "table": table, "rho_exact": spectral_radius(exact),
+                 "near_max_pairs": K[off].tolist(), "budgets": {}}
+    for f in fractions:
+        budget = max(1, int(f * table))
+        b: dict = {"budget": budget, "fraction": budget / table,
+                   "stars_per_site": budget / n / (1 + (n - 1) * (q - 1)),
+                   "counting_bound": counting_bound(exact, budget),
+                   "blind_reach": int(np.sum(budget / table * K[off] >= 1))}
+        start = time.perf_counter()
+        ent = search_influence(model, tau, budget=budget, seed=seed, target="entries")
+        rho = search_influence(model, tau, budget=budget, seed=seed, target="rho")
+        b["search_seconds"] = time.perf_counter() - start
+        if max(ent.queries, rho.queries) > budget:  # never: the search's own guarantee
+            raise AssertionError(f"{model.spec}: the search asked more than {budget} queries")
+        b["search"] = dict(compare(ent.C, exact), rho_reached=compare(rho.C, exact)[
+            "rho_reached"], queries=ent.queries)
+        for name, draw in (("uniform_queries", uniform_queries), ("uniform_stars", uniform_stars)):
+            C = sampled_influence(P, draw(n, q, budget, np.random.default_rng(seed)))
+            b[name] = dict(compare(C, exact), queries=budget)
+        out["budgets"][f] = b
     return out
 
 
-def summarise(models: list[dict], method: str) -> dict:
-    entries = sum(m[method]["entries"] for m in models)
-    reached = sum(m[method]["reached"] for m in models)
-    return {
-        "entry_fraction": reached / entries if entries else 1.0,
-        "rho_fraction": float(np.mean([m[method]["rho_reached"] for m in models])),
-        "query_fraction": float(np.mean([m[method]["queries"] / m["budget"] for m in models])),
-        "entries": entries,
-    }
-
-
-def run(models: int = 200, seed: int = 0, fraction: float = 0.1, hard: bool = True) -> dict:
-    """Search vs sampling on ``models`` random models (families in turn); returns the results
-    with their summary ``rows``."""
-    names = list(FAMILIES)
-    result: dict = {"models": models, "fraction": fraction, "budgets": {}}
-    settings = [("exhaustive", False)] + ([("distinct", True)] if hard else [])
-    for label, distinct in settings:
-        per_model = [one_model(names[k % len(names)], seed + k, fraction, distinct)
-                     for k in range(models)]
-        methods = ("search", "sampled_rall", "sampled_r1")
-        result["budgets"][label] = {
-            "per_model": per_model,
-            "summary": {m: summarise(per_model, m) for m in methods},
-            "by_family": {f: {m: summarise([p for p in per_model if p["family"] == f], m)
-                              for m in methods} for f in names},
-            "search_seconds": float(sum(p["search_seconds"] for p in per_model)),
+def summarise(models_: list[dict], fraction: float) -> dict:
+    """Entry and rho fractions of every method (and the references) at one budget."""
+    nontrivial = [m for m in models_ if m["rho_exact"] > 1e-12]
+    entries = sum(m["budgets"][fraction]["search"]["entries"] for m in models_)
+    out: dict = {"models": len(models_), "nontrivial": len(nontrivial), "entries": entries}
+    for method in METHODS:
+        reached = sum(m["budgets"][fraction][method]["reached"] for m in models_)
+        out[method] = {
+            "entry_fraction": reached / entries if entries else float("nan"),
+            "rho_fraction": (float(np.mean([m["budgets"][fraction][method]["rho_reached"]
+                                            for m in nontrivial])) if nontrivial
+                             else float("nan")),
         }
+    for ref in ("counting_bound", "blind_reach"):
+        out[ref] = (sum(m["budgets"][fraction][ref] for m in models_) / entries if entries
+                    else float("nan"))
+    return out
+
+
+def groups(per_model: list[dict], fraction: float) -> dict[str, list[dict]]:
+    """All models, then by family, by ``n`` and by stars per site ``S`` at ``fraction``."""
+    def where(label: str, keep: Any) -> tuple[str, list[dict]]:
+        return label, [m for m in per_model if keep(m)]
+
+    def stars(m: dict) -> float:
+        return m["budgets"][fraction]["stars_per_site"]
+
+    parts = [where("all", lambda m: True)]
+    parts += [where(f"family {f}", lambda m, f=f: m["family"] == f)
+              for f in dict.fromkeys(m["family"] for m in per_model)]
+    parts += [where("n = 2", lambda m: m["n"] == 2), where("n >= 3", lambda m: m["n"] >= 3),
+              where("S < 1", lambda m: stars(m) < 1), where("S >= 1", lambda m: stars(m) >= 1)]
+    return {label: ms for label, ms in parts if ms}
+
+
+def run(models_per_family: int = MODELS_PER_FAMILY, seed: int = 0,
+        fractions: Sequence[float] = FRACTIONS,
+        families: Sequence[str] | None = None) -> dict:
+    """Search vs uniform sampling on ``models_per_family`` models of every family; returns the
+    per-model results, the summaries by group and budget, and summary ``rows``."""
+    names = list(families or FAMILIES)
+    per_model = []
+    for family in names:
+        for k, model in enumerate(draw_models(family, models_per_family, seed)):
+            per_model.append(one_model(family, model, seed * 100_003 + k, fractions))
+    result: dict = {"models_per_family": models_per_family, "families": names,
+                    "fractions": list(fractions), "per_model": per_model,
+                    "summary": {f: {g: summarise(ms, f) for g, ms in groups(per_model, f).items()}
+                                for f in fractions}}
     result["rows"] = summary_rows(result)
     return result
 
 
 def summary_rows(result: dict) -> list[dict]:
-    """Summary-table rows of a :func:`run` result."""
+    """Rows: entry and rho fractions of the search against the better uniform method, at every
+    budget, over all models and over those with at least one star per site."""
     rows = []
-    for label, data in result["budgets"].items():
-        s = data["summary"]
-        what = (f"{result['fraction']:.0%} of exhaustive" if label == "exhaustive"
-                else f"{result['fraction']:.0%} of distinct queries")
-        tag = f"{result['models']} toy models, budget {what}"
-        for key, name in (("entry_fraction", "entries >= 95% of exact"),
-                          ("rho_fraction", "models with rho >= 95% of exact")):
-            base = max(s["sampled_rall"][key], s["sampled_r1"][key])
-            checked = label == "exhaustive"
-            rows.append(row(
-                f"search: {name} ({tag})", s["search"][key], "fraction", base,
-                s["search"][key] / base if base > 0 else None,
-                target=">= 0.9" if checked else "", met=(s["search"][key] >= TARGET)
-                if checked else None,
-                note=f"sampling: {s['sampled_rall'][key]:.3f} all replacements, "
-                     f"{s['sampled_r1'][key]:.3f} one; queries used "
-                     f"{s['search']['query_fraction']:.2f} of budget",
-            ))
+    for f in result["fractions"]:
+        for group, label in (("all", "all"), ("S >= 1", "models with >= 1 star per site")):
+            s = result["summary"][f].get(group)
+            if s is None:
+                continue
+            for key, name in (("entry_fraction", "entries >= 95% of exact"),
+                              ("rho_fraction", "models with rho >= 95% of exact")):
+                base = max(s["uniform_queries"][key], s["uniform_stars"][key])
+                checked = f == 0.1 and group == "all"
+                rows.append(row(
+                    f"search: {name} ({s['models']} toy models, {label}, budget {f:.0%} of the "
+                    "distinct queries)", s["search"][key], "fraction", base,
+                    s["search"][key] / base if base > 0 else None,
+                    target=">= 0.9" if checked else "",
+                    met=(s["search"][key] >= TARGET) if checked else None,
+                    note=f"uniform queries {s['uniform_queries'][key]:.3f}, uniform stars "
+                         f"{s['uniform_stars'][key]:.3f}"
+                         + (f"; counting bound {s['counting_bound']:.3f}"
+                            if key == "entry_fraction" else ""),
+                ))
     return rows
+
+
+def print_tables(result: dict) -> None:
+    """One table per budget: every group, every method, the references."""
+    for f in result["fractions"]:
+        print(f"\nbudget {f:.0%} of the distinct queries (n q^(n-1))")
+        print(f"{'group':26s} {'models':>6s} {'entries':>7s} | {'search':>13s} "
+              f"{'unif. queries':>13s} {'unif. stars':>13s} | {'count bound':>11s} "
+              f"{'blind reach':>11s}")
+        for group, s in result["summary"][f].items():
+            cells = " ".join(f"{s[m]['entry_fraction']:6.3f}/{s[m]['rho_fraction']:<6.3f}"
+                             for m in METHODS)
+            print(f"{group:26s} {s['models']:6d} {s['entries']:7d} | {cells} | "
+                  f"{s['counting_bound']:11.3f} {s['blind_reach']:11.3f}")
+    print("\ncells: entry fraction / rho fraction (models with rho(c) > 0)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", type=int, default=200)
+    parser.add_argument("--models", type=int, default=MODELS_PER_FAMILY,
+                        help="models per family (default %(default)s)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--fraction", type=float, default=0.1)
-    parser.add_argument("--no-hard", action="store_true", help="skip the distinct-query budget")
+    parser.add_argument("--families", help="comma-separated families (default: all)")
+    parser.add_argument("--fractions", default=",".join(str(f) for f in FRACTIONS),
+                        help="budgets as fractions of n q^(n-1), comma-separated")
     parser.add_argument("--json", help="also write the results to this JSON file")
     args = parser.parse_args(argv)
-    result = run(args.models, args.seed, args.fraction, not args.no_hard)
-    for label, data in result["budgets"].items():
-        print(f"budget {label}: search {data['search_seconds']:.1f} s in all")
-        for fam, ms in data["by_family"].items():
-            print(f"  {fam:11s} " + "  ".join(
-                f"{m}: entries {v['entry_fraction']:.3f} rho {v['rho_fraction']:.3f}"
-                for m, v in ms.items()))
+    result = run(args.models, args.seed, [float(v) for v in args.fractions.split(",")],
+                 args.families.split(",") if args.families else None)
+    print_tables(result)
     publish(result, args.json)
     return 0
 

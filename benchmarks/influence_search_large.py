@@ -8,18 +8,21 @@ couplings), Definition 2's supremum (docs/theory.md, Definition 2)
 the ``q - 1`` replacements: :func:`local_influence_matrix` enumerates them (tested against
 ``ExactChain.influence_matrix()`` on small ``n``). So the exact ``C`` is known at ``n = 120``,
 where no chain can be enumerated, and the search can be measured where a masked LM's chains
-are (``n = 120``, budgets below ``n^2`` rows).
+are (``n = 120``, budgets below ``n^2`` distinct queries).
 
 Families (``FAMILIES``): a homogeneous Potts cycle (``q = 3``); a Potts cycle with random
 couplings and fields; Potts on a random 3-regular graph; an asymmetric Ising model on a cycle
 plus ``n / 10`` random long-range chords (local structure plus something spread out).
 
-Printed for each budget (``0.25 n^2``, ``n^2``, ``4 n^2`` rows), search (``target="rho"``, as
-certify runs it) against sampling (:func:`glauber.estimators.influence` on uniform random
-contexts, one random replacement per site, as many whole contexts as the budget pays for, at
-least one: below ``n^2`` rows sampling asks more than the budget, which favours it), measured
-in the same run: the rho fraction ``rho(C) / rho(c)`` and the fraction of the non-zero exact
-entries reached to 95%.
+Budgets count distinct conditional queries (rows sent to the model: a context ``x_{-i}`` and a
+site ``i``), as everywhere (:func:`glauber.core.enumeration.table_queries`); here they are
+``0.25 n^2``, ``n^2`` and ``4 n^2``, astronomically small fractions of the ``n q^(n-1)`` that
+tabulate the model (``10^-10`` to ``10^-55``), as on a real chain. Printed for each budget,
+search (``target="rho"``, as certify runs it) against sampling
+(:func:`glauber.estimators.influence` on uniform random contexts, one random replacement per
+site, as many whole contexts as the budget pays for, at least one: below ``n^2`` queries
+sampling asks more than the budget, which favours it), measured in the same run: the rho
+fraction ``rho(C) / rho(c)`` and the fraction of the non-zero exact entries reached to 95%.
 
 Run ``python benchmarks/influence_search_large.py`` (``--help`` for options).
 """
@@ -48,7 +51,8 @@ from glauber.toy_models import AsymmetricIsingModel, PottsModel
 
 #: An entry counts as reached at this fraction of its exact value.
 REACH = 0.95
-#: Budgets, in units of ``n^2`` rows (one whole context of influence() costs ``n^2``).
+#: Budgets, in units of ``n^2`` distinct queries (one whole context of influence() costs
+#: ``n^2``).
 BUDGETS = (0.25, 1.0, 4.0)
 
 
@@ -153,7 +157,7 @@ def compare(C: np.ndarray, exact: np.ndarray) -> dict:
 
 def sampled(model: Any, tau: float, budget: int, seed: int) -> dict:
     """:func:`influence` on uniform random contexts, one random replacement per site: as many
-    whole contexts (``n^2`` rows each) as ``budget`` pays for, at least one."""
+    whole contexts (``n^2`` queries each) as ``budget`` pays for, at least one."""
     n, q = model.n, model.q
     contexts = max(1, budget // (n * n))
     states = np.random.default_rng(seed).integers(q, size=(contexts, n))
@@ -196,7 +200,7 @@ def run(ns: Sequence[int] = (40, 80, 120), seed: int = 0,
             search = float(np.mean([m["budgets"][units]["search"][key] for m in per_model]))
             samp = float(np.mean([m["budgets"][units]["sampled"][key] for m in per_model]))
             rows.append(row(
-                f"search at n = {min(ns)}..{max(ns)}: {name}, budget {units:g} n^2 rows "
+                f"search at n = {min(ns)}..{max(ns)}: {name}, budget {units:g} n^2 queries "
                 f"({len(per_model)} local models)", search, "fraction", samp,
                 search / samp if samp > 0 else None,
                 note=f"sampling (influence(), whole contexts, at least one): {samp:.3f}",

@@ -61,6 +61,16 @@ def load_model(name: str, n: int, device: str = "cpu", dtype: Any = None,
     raise ValueError(f"unknown model {name!r}; use 'antiberty' or 'bert-base-random'")
 
 
+def add_model_arguments(parser: argparse.ArgumentParser) -> None:
+    """The command-line options of :func:`load_model`: ``--model``, ``--n``, ``--device``,
+    ``--dtype``."""
+    parser.add_argument("--model", default="antiberty", choices=["antiberty", "bert-base-random"])
+    parser.add_argument("--n", type=int, default=20)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--dtype", default=None,
+                        help="float32 (default), bfloat16 (CPU or CUDA), float16 (CUDA)")
+
+
 def initial_states(mlm: HFMaskedLM, batch: int) -> np.ndarray:
     """``batch`` starting states: the shipped antibody chains cut to ``n``, repeated."""
     seeds = antibody_states(mlm).cpu().numpy()
@@ -297,11 +307,7 @@ def summary_rows(result: dict) -> list[dict]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="antiberty", choices=["antiberty", "bert-base-random"])
-    parser.add_argument("--n", type=int, default=20)
-    parser.add_argument("--device", default="cpu")
-    parser.add_argument("--dtype", default=None,
-                        help="float32 (default), bfloat16 (CPU or CUDA), float16 (CUDA)")
+    add_model_arguments(parser)
     parser.add_argument("--autocast", default=None, choices=["bfloat16", "float16"],
                         help="run the forward pass under torch.autocast with float32 weights "
                         "(leave --dtype unset; float16 on CUDA only)")

@@ -27,12 +27,7 @@ import traceback
 from typing import Any, Sequence
 
 from glauber import __version__
-from glauber.errors import (
-    GlauberError,
-    GlauberInputError,
-    MissingDependencyError,
-    ResumeMismatchError,
-)
+from glauber.errors import USAGE_ERRORS, GlauberError
 
 COMMANDS = (
     "verify", "certify", "recheck", "report", "phase_diagram", "alpha_curve", "trajectory",
@@ -41,8 +36,6 @@ COMMANDS = (
 
 #: Exit codes of the ``glauber`` command.
 EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_BROKEN_PIPE = 0, 1, 2, 130, 141
-#: Errors a user fixes by changing the command line (exit code 2).
-USAGE_ERRORS = (GlauberInputError, ResumeMismatchError, MissingDependencyError)
 
 
 class LazyCommands(argparse._SubParsersAction):

@@ -169,6 +169,10 @@ class MissingDependencyError(GlauberError, ImportError):
     """An optional package needed for this feature is not installed."""
 
 
+#: Errors a user fixes by changing the command line (the ``glauber`` command's exit code 2).
+USAGE_ERRORS = (GlauberInputError, ResumeMismatchError, MissingDependencyError)
+
+
 __all__ = [
     "BracketOnlyError",
     "EstimateOnlyError",
@@ -202,4 +206,5 @@ __all__ = [
     "UnderflowError",
     "PrecisionWarning",
     "MissingDependencyError",
+    "USAGE_ERRORS",
 ]

@@ -1,14 +1,17 @@
 """Models and slow references shared by the test folders (one copy of each).
 
 Nothing here uses the code under test beyond the model classes: the enumeration is
-``itertools.product`` and the fixed random model is a table of scores; random models for
-properties come from :func:`glauber.testing.models` (:func:`score_tables` names the families).
+``itertools.product``, the fixed random model is a table of scores and :func:`power_sum_mp` is
+mpmath on exact rationals; random models for properties come from :func:`glauber.testing.models`
+(:func:`score_tables` names the families).
 """
 
 from __future__ import annotations
 
 import itertools
+from fractions import Fraction
 
+import mpmath
 import numpy as np
 
 from glauber.testing import models
@@ -46,3 +49,20 @@ def score_tables(max_states: int = 64, scale: tuple[float, float] = (0.0, 3.0), 
     return models(max_states, families={"random-table": {"scale": scale, "bias": (0.0, 0.0)},
                                         "random-joint": {"scale": scale}},
                   min_sites=min_sites, max_sites=max_sites, max_q=max_q)
+
+
+_MP = mpmath.mp.clone()
+_MP.dps = 80
+
+
+def power_sum_mp(C: np.ndarray, t: int) -> mpmath.mpf:
+    """``1^T M^t 1`` at 80 digits with ``M = ((n - 1) I + C) / n`` built from exact rationals
+    (the quantity behind the matrix-power certificate of Theorem 5, ``d(t) <= 1^T M^t 1``)."""
+    n = C.shape[0]
+    M = _MP.matrix(n, n)
+    for i in range(n):
+        for j in range(n):
+            exact = Fraction(n - 1, n) if i == j else Fraction(float(C[i, j])) / n
+            M[i, j] = _MP.mpf(exact.numerator) / exact.denominator
+    P = M**t
+    return _MP.fsum(P[i, j] for i in range(n) for j in range(n))

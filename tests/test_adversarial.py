@@ -62,7 +62,9 @@ from glauber.theory.escape import (
 )
 from glauber.theory.floating import softmax_tv_rounding
 from glauber.theory.verified_power import columns_at_most_one
-from glauber.toy_models import AsymmetricIsingModel, FunctionModel, IsingModel
+from glauber.toy_models import AsymmetricIsingModel, FunctionModel, IsingModel, RandomJointModel
+
+from .support import power_sum_mp
 
 LARGE = "GLAUBER_ADVERSARIAL_EXAMPLES" in os.environ
 TOTAL = int(os.environ.get("GLAUBER_ADVERSARIAL_EXAMPLES", "800"))
@@ -307,17 +309,6 @@ def test_scalar_theory_functions(data, which, corrupt):
 
 
 # ------------------------------------------------------------------ Theorem 5 certificates
-def _f_mp(C: np.ndarray, t: int):
-    n = C.shape[0]
-    M = MP.matrix(n, n)
-    for i in range(n):
-        for j in range(n):
-            exact = Fraction(n - 1, n) if i == j else Fraction(float(C[i, j])) / n
-            M[i, j] = MP.mpf(exact.numerator) / exact.denominator
-    P = M**t
-    return MP.fsum(P[i, j] for i in range(n) for j in range(n))
-
-
 @budget("contraction")
 @given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 5), log_gap=st.floats(-13.0, -0.01),
        above=st.booleans(), eps=st.sampled_from([0.25, 0.01, 0.499, 1e-6]),
@@ -344,9 +335,9 @@ def test_contraction_certificates_are_never_contradicted(seed, n, log_gap, above
         if math.isinf(bound):
             continue
         if name == "matrix_power":
-            assert _f_mp(C, int(bound)) <= eps  # the certificate's defining inequality
+            assert power_sum_mp(C, int(bound)) <= eps  # the certificate's defining inequality
             if cert.matrix_power_minimal:
-                assert _f_mp(C, int(bound) - 1) > eps
+                assert power_sum_mp(C, int(bound) - 1) > eps
                 assert columns_at_most_one(C)
         else:  # n / (1 - a) (log n + log 1/eps) with the exact a, never above the bound
             a = alphas[name]
@@ -371,19 +362,9 @@ def _table_model(kind: str, n: int, q: int, scale: float, rng: np.random.Generat
         J = rng.standard_normal((n, n)) * scale
         np.fill_diagonal(J, 0.0)
         return AsymmetricIsingModel(J, field=0.0), False
-    weights = q ** np.arange(n - 1, -1, -1)
     if kind == "joint":
-        energy = rng.standard_normal(q**n) * scale
-
-        def score(x, i):
-            out = np.empty((len(x), q))
-            for a in range(q):
-                y = x.copy()
-                y[:, i] = a
-                out[:, a] = -energy[y @ weights]
-            return out
-
-        return FunctionModel(n, q, score, name="joint"), True
+        return RandomJointModel(n, q, rng, scale=scale, name="joint"), True
+    weights = q ** np.arange(n - 1, -1, -1)
     table = rng.standard_normal((q**n, n, q)) * scale
 
     def free(x, i):

@@ -1,47 +1,95 @@
-"""Smoke test of benchmarks/influence_search.py: its query count, its rows, its bounds."""
+"""benchmarks/influence_search.py: its uniform baselines, its counting bound, a small run."""
 
 from __future__ import annotations
 
+import itertools
 import sys
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import influence_search as bench  # noqa: E402
-from glauber.estimators.influence import influence  # noqa: E402
-from glauber.toy_models import FunctionModel  # noqa: E402
+from glauber.core.enumeration import table_queries  # noqa: E402
+from glauber.exact import ExactChain  # noqa: E402
+
+from .support import table_model  # noqa: E402
 
 
-class Counting:
-    """A toy that counts the rows it is asked."""
-
-    def __init__(self, model) -> None:
-        self.model, self.rows = model, 0
-        self.n, self.q, self.vocab = model.n, model.q, model.vocab
-
-    def scores(self, states, sites):
-        self.rows += len(states)
-        return self.model.scores(states, sites)
+@pytest.mark.parametrize("n,q", [(3, 2), (3, 3), (4, 2), (2, 5)])
+def test_every_query_read_gives_the_exact_influence(n, q):
+    # every context of every site asked: the pairs read are all of Definition 2's pairs
+    chain = ExactChain(table_model(n, q, seed=n + q), 0.8)
+    everything = [np.ones(q ** (n - 1), dtype=bool) for _ in range(n)]
+    np.testing.assert_allclose(bench.sampled_influence(chain.conditionals(), everything),
+                               chain.influence_matrix(), atol=1e-12)
 
 
-def test_exhaustive_count_is_what_influence_asks():
-    for n, q in ((3, 2), (4, 3), (2, 4)):
-        tokens = np.arange(q)
-        model = Counting(FunctionModel(
-            n, q, lambda x, i, t=tokens: np.cos(x.sum(axis=1, keepdims=True) + t)))
-        influence(model, 1.0, exhaustive=True, batch_size=7)
-        assert model.rows == bench.exhaustive_queries(n, q)
+def test_sampled_influence_reads_only_pairs_of_asked_contexts():
+    # one site, two contexts that differ at one site: exactly that pair's TV, nothing else
+    n, q, tau = 3, 3, 0.7
+    model = table_model(n, q, seed=1)
+    chain = ExactChain(model, tau)
+    asked = [np.zeros(q ** (n - 1), dtype=bool) for _ in range(n)]
+    asked[0][[0 * q + 1, 2 * q + 1]] = True  # site 0: (x_1, x_2) = (0, 1) and (2, 1)
+    C = bench.sampled_influence(chain.conditionals(), asked)
+    x, y = np.array([0, 0, 1]), np.array([0, 2, 1])
+    p = chain.conditionals()[0]
+    weights = q ** np.arange(n - 1, -1, -1)
+    want = 0.5 * np.abs(p[x @ weights] - p[y @ weights]).sum()
+    expected = np.zeros((n, n))
+    expected[0, 1] = want
+    np.testing.assert_allclose(C, expected, atol=1e-15)
 
 
-def test_benchmark_runs_and_reports_fractions(monkeypatch):
+@pytest.mark.parametrize("draw", [bench.uniform_queries, bench.uniform_stars])
+def test_uniform_methods_ask_exactly_the_budget(draw):
+    for n, q, budget in ((3, 2, 1), (4, 3, 20), (2, 7, 14), (5, 2, 80)):
+        asked = draw(n, q, budget, np.random.default_rng(budget))
+        assert sum(int(a.sum()) for a in asked) == budget <= table_queries(n, q)
+
+
+def test_counting_bound_is_the_most_any_query_set_realises():
+    # Brute force on n = 3, q = 2 (12 queries): over every set of B queries, the most non-zero
+    # entries realised (an entry (i, j) needs two asked contexts at i differing at j) is at
+    # most the counting bound, and equals it on a dense model (every entry non-zero).
+    n, q = 3, 2
+    exact = ExactChain(table_model(n, q, seed=3), 1.0).influence_matrix()
+    assert np.all(exact[~np.eye(n, dtype=bool)] > 0)
+    per_site = q ** (n - 1)
+    queries = [(i, c) for i in range(n) for c in range(per_site)]
+    for budget in range(1, 7):
+        best = 0
+        for subset in itertools.combinations(queries, budget):
+            asked = [np.zeros(per_site, dtype=bool) for _ in range(n)]
+            for i, c in subset:
+                asked[i][c] = True
+            realised = 0
+            for i in range(n):
+                idx = np.flatnonzero(asked[i])
+                others = [j for j in range(n) if j != i]
+                for p, j in enumerate(others):  # contexts differ at j: their digit p differs
+                    bit = q ** (n - 2 - p)
+                    if any((a ^ b) == bit for a in idx for b in idx):
+                        realised += 1
+            best = max(best, realised)
+        assert best == bench.counting_bound(exact, budget)
+
+
+def test_benchmark_runs_and_respects_its_bounds(monkeypatch):
     monkeypatch.setattr(bench, "MAX_STATES", 256)  # small models: a quick run
-    res = bench.run(models=4, seed=1, hard=False)
-    assert [r["target"] for r in res["rows"]] == [">= 0.9", ">= 0.9"]
+    res = bench.run(models_per_family=2, seed=1, fractions=(0.03, 0.1),
+                    families=("ising", "random-table", "planted"))
+    assert len(res["per_model"]) == 6
+    for m in res["per_model"]:
+        for b in m["budgets"].values():
+            assert b["search"]["queries"] <= b["budget"] <= m["table"]
+            for method in bench.METHODS:  # nothing realises more than the counting bound
+                assert b[method]["reached"] <= b["counting_bound"] <= b[method]["entries"]
+    checked = [r for r in res["rows"] if r["target"]]
+    assert len(checked) == 2 and all(r["met"] in (True, False) for r in checked)
     for r in res["rows"]:
-        assert 0.0 <= r["measured"] <= 1.0 and r["met"] in (True, False)
-    for m in res["budgets"]["exhaustive"]["per_model"]:
-        assert m["search"]["queries"] <= m["budget"]
-        assert {m["family"] for m in res["budgets"]["exhaustive"]["per_model"]} == set(
-            bench.FAMILIES)
+        assert 0.0 <= r["measured"] <= 1.0
+    assert {"all", "family ising", "n >= 3"} <= set(res["summary"][0.1])

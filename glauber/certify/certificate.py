@@ -181,8 +181,11 @@ class Settings(JsonResult):
         rigorous). None: when the model answers on the host (an in-memory model, or the score
         table of an exact chain) and ``q ** n <= max_exhaustive_states``.
     search_budget : int
-        Model rows of the influence search when influences are not enumerated (0: sample
-        ``n_replacements`` replacements of the ``n_contexts`` contexts instead).
+        Distinct conditional queries (rows sent to the model) the influence search may use
+        when influences are not enumerated (0: sample ``n_replacements`` replacements of the
+        ``n_contexts`` contexts instead). :func:`~glauber.certify.certify` caps it at the
+        ``n q^(n-1)`` queries that tabulate the model (there the exact value is known); the
+        certificate's settings hold the budget used.
     bracket : bool
         Compute the bracket ``tau_no_cert < tau_cert`` (:mod:`glauber.certify.bracket`; no
         model row of its own).

@@ -31,6 +31,7 @@ from glauber.certify.claims import build_claims
 from glauber.certify.exact import EXACT_MAX_STATES
 from glauber.certify.stages import StageRun, stream
 from glauber.core.conditionals import answers_on_host, host_states
+from glauber.core.enumeration import table_queries
 from glauber.core.memory import check_fits
 from glauber.core.protocol import ConditionalModel, check_model
 from glauber.core.restrict import RestrictedModel
@@ -204,7 +205,8 @@ def _prepare(
         exhaustive = on_host and num_states <= max_exhaustive_states
     run.settings = dataclasses.replace(
         settings, exhaustive=bool(exhaustive),
-        n_replacements=min(settings.n_replacements, model.q - 1))
+        n_replacements=min(settings.n_replacements, model.q - 1),
+        search_budget=min(settings.search_budget, table_queries(model.n, model.q)))
     return run
 
 

@@ -111,11 +111,18 @@ def _model_section(cert: Certificate) -> list[str]:
         _row("states examined", f"{len(cert.states)} ({_source(cert.states_source)})"
              + ("; the exhaustive stages visit every state" if s.exhaustive else "")),
         _row("influence", "exhaustive (every state: exact)" if s.exhaustive else
-             f"searched: {cert.influence.queries} model rows from {s.n_contexts} start "
-             "state(s) (LOWER bounds, each realised by a witness)" if cert.influence.searched
+             f"searched: {cert.influence.queries:,} distinct queries "
+             f"({_fraction(cert.influence.query_fraction)} of the n q^(n-1) that tabulate the "
+             f"model) from {s.n_contexts} start state(s) (LOWER bounds, each realised by a "
+             "witness)" if cert.influence.searched
              else f"sampled: {s.n_contexts} context(s) x {s.n_replacements} replacement(s)"),
         _row("exact values", cert.exact_note),
     ]
+
+
+def _fraction(value: float) -> str:
+    """A fraction of a tabulation: a percentage, or the number itself when tiny."""
+    return f"{100 * value:.3g}%" if value >= 1e-4 else f"{value:.2g}"
 
 
 def _source(source: str) -> str:
@@ -200,7 +207,7 @@ def _influence_section(cert: Certificate) -> list[str]:
              f"{r.oscillation_contraction.best}: {_num(r.oscillation_contraction.best_bound)}"),
         _row("rho(C) lower bound (rounding-safe)", r.rho_lower,
              "(>= 1: no certificate can exist)" if r.no_certificate else ""),
-        _row("comparisons" if not r.searched else "search: model rows, witnesses",
+        _row("comparisons" if not r.searched else "search: distinct queries, witnesses",
              r.n_comparisons, *(() if not r.searched else (len(r.witnesses),))),
     ]
     return out

@@ -35,8 +35,9 @@ def register(subparsers: Any) -> None:
                    f"default: when q**n <= {EXACT_WINDOW_MAX_STATES:,} (e.g. --context "
                    "trastuzumab-vh --sites 98-100); --exact above that limit is an error")
     p.add_argument("--search-budget", type=int, default=0,
-                   help="model rows of a search for the suprema of C over the grid (0: none); "
-                   "reports tau_no_cert by search beside sampling")
+                   help="distinct conditional queries of a search for the suprema of C over "
+                   "the grid (0: none; capped at the n q^(n-1) that tabulate the model); reports "
+                   "tau_no_cert by search beside sampling")
     p.set_defaults(func=run)
 
 

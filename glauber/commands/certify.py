@@ -62,8 +62,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         f"when q**n <= {EXACT_WINDOW_MAX_STATES:,} (3 sites of 20 amino acids); "
                         "--exact above that limit is an error, --no-exact samples")
     parser.add_argument("--search-budget", type=int, default=defaults["search_budget"],
-                        help="model rows of the influence search for the suprema of Definition "
-                        "2 (default %(default)s; 0 samples --contexts contexts instead)")
+                        help="distinct conditional queries (rows sent to the model) of the "
+                        "influence search for the suprema of Definition 2 (default %(default)s, "
+                        "capped at the n q^(n-1) that tabulate the model; 0 samples --contexts "
+                        "contexts instead)")
     parser.add_argument("--states", metavar="FILE",
                         help="states to examine, one per line: text for MLMs, comma-separated "
                         "token indices for toy models (default: the shipped antibody chains for "

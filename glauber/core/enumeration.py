@@ -52,6 +52,21 @@ def check_state_space(n: int, q: int, max_states: int) -> int:
     return size
 
 
+def table_queries(n: int, q: int) -> int:
+    """Distinct conditional queries that tabulate a model: ``n q^(n-1)``.
+
+    A query is a site ``i`` and a context ``x_{-i}`` (the model masks ``x_i``), so the score
+    table of every conditional holds ``q^(n-1)`` queries per site (a naive build asks
+    ``n q^n``). Budgets of searches are counted against it (docs/performance.md).
+
+    Examples
+    --------
+    >>> table_queries(3, 20)
+    1200
+    """
+    return int(n) * int(q) ** (int(n) - 1)
+
+
 def radix_weights(n: int, q: int) -> np.ndarray:
     """Place values ``q^(n-1-k)`` of the sites ``k = 0..n-1`` (site 0 most significant)."""
     return q ** np.arange(n - 1, -1, -1, dtype=np.int64)
@@ -133,4 +148,5 @@ __all__ = [
     "neighbour_indices",
     "radix_weights",
     "state_index",
+    "table_queries",
 ]

@@ -22,7 +22,7 @@ from glauber.core.enumeration import all_states
 from glauber.core.protocol import ConditionalModel
 from glauber.core.validation import check_eps, check_positive_int, check_tau
 from glauber.errors import InvalidParameterError
-from glauber.estimators.influence_search import search_influence
+from glauber.estimators.influence_search import check_budget, search_influence
 from glauber.estimators.influence_threshold import rho_lower_bound
 from glauber.estimators.sampler import SeedLike, concat
 from glauber.estimators.witnesses import Witness, witness_tolerance
@@ -97,7 +97,10 @@ class InfluenceResult(JsonResult):
         With ``searched``: the explicit pair realising each non-zero entry (re-evaluate them
         with :func:`~glauber.estimators.recheck_witnesses`).
     queries : int
-        Rows the search sent to the model (0 without a search).
+        Distinct conditional queries (rows) the search sent to the model (0 without a search).
+    query_fraction : float
+        ``queries`` as a fraction of the ``n q^(n-1)`` distinct queries that tabulate the
+        model (:func:`glauber.core.enumeration.table_queries`; 0 without a search).
     rounding : float
         With ``exhaustive``: a bound on the rounding error of every entry of ``C``
         (:func:`~glauber.theory.distances.tv_rounding_bound`); ``contraction`` is then the
@@ -131,6 +134,7 @@ class InfluenceResult(JsonResult):
     searched: bool = False
     witnesses: tuple[Witness, ...] = ()
     queries: int = 0
+    query_fraction: float = 0.0
     rounding: float = 0.0
 
 
@@ -176,8 +180,9 @@ def influence(
         Largest ``q ** n`` enumerated when ``exhaustive``.
     search_budget : int
         When > 0 (and not ``exhaustive``): search for the suprema with
-        :func:`~glauber.estimators.search_influence` within this many model rows, starting from
-        ``contexts``, instead of sampling replacements; every entry then carries its witness.
+        :func:`~glauber.estimators.search_influence` within this many distinct queries (at most
+        the ``n q^(n-1)`` that tabulate the model), starting from ``contexts``, instead of
+        sampling replacements; every entry then carries its witness.
 
     Returns
     -------
@@ -188,7 +193,8 @@ def influence(
     InvalidTemperatureError
         If ``tau`` is not finite and > 0.
     InvalidParameterError
-        If ``n < 2``, no contexts are given (and not ``exhaustive``) or a count is < 1.
+        If ``n < 2``, no contexts are given (and not ``exhaustive``), a count is < 1, or
+        ``search_budget`` exceeds the ``n q^(n-1)`` queries of a tabulation.
     StateSpaceTooLargeError
         If ``exhaustive`` and ``q ** n > max_states``.
     SequenceLengthError, VocabularyError
@@ -225,7 +231,7 @@ def influence(
                                                                   batch_size)
         tolerance = max(witness_tolerance(dtype, tau), rounding)
     else:
-        budget = check_positive_int(search_budget, "search_budget")
+        budget = check_budget(search_budget, n, q, "search_budget")
         search = search_influence(model, tau, budget=budget, starts=xs, seed=rng,
                                   batch_size=batch_size, target="rho")
         C, Delta, n_comparisons, tolerance = search.C, search.Delta, search.queries, search.tolerance
@@ -262,6 +268,7 @@ def influence(
         searched=search is not None,
         witnesses=() if search is None else search.witnesses,
         queries=0 if search is None else int(search.queries),
+        query_fraction=0.0 if search is None else float(search.query_fraction),
         rounding=rounding,
     )
 

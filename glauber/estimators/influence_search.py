@@ -11,53 +11,92 @@ Each entry is therefore a lower bound anyone can recheck
 them: the spectral radius of the searched ``C`` is a lower bound on that of Definition 2's
 (Perron–Frobenius), which is what :mod:`glauber.estimators.influence_threshold` uses.
 
-The search (docs/theory.md, Definition 2) runs in three phases over one query memo
-(:class:`~glauber.estimators.score_cache.ScoreCache`):
+The budget counts *distinct conditional queries*: rows sent to :meth:`scores`, a context
+``x_{-i}`` and a site ``i`` each (the model masks ``x_i``), each once
+(:class:`~glauber.estimators.score_cache.ScoreCache`); one query at site ``i`` serves every
+entry ``(i, j)``. The ``n q^(n-1)`` queries that tabulate the model give the exact suprema, so a
+budget above that is refused (:func:`check_budget`) and budgets are reported as fractions of it
+(``query_fraction``). The budget is never exceeded. docs/theory.md ("Searching Definition 2 at a
+budget") says what a budget can see: ``k`` realised entries of a row need ``k + 1`` queries at
+its site, and a fraction ``f`` of a site's contexts sees at most a fraction ``f`` of the pairs
+of each of its entries.
 
-1. *scan* (``scan`` of the budget, at least two whole contexts, all of it below that):
-   :func:`influence`-style pairs at each context (``starts`` first, then uniform random
+The search runs in phases over one query memo (docs/theory.md, Definition 2):
+
+1. *scan*: :func:`influence`-style pairs at each context (``starts`` first, then uniform random
    contexts), the most likely other token at each site as its replacement, ``n^2`` queries a
-   whole context; a budget below one context buys a *principal block* of the first context,
-   which bounds ``rho`` from below by Perron–Frobenius monotonicity (``_scan_block``): the
-   sites of largest conditional entropy, every pair among them, where one probed column shows
-   influence spread out (masked LMs), else a block grown breadth-first over probed columns
-   (sparse, local models);
-2. *stars* (``stars`` of the budget): an elitist evolution of one context per site ``i``,
-   scored on its whole row at once (the *star* ``x``, ``x^{j->b_j}`` for every ``j``: ``n``
-   queries for ``n - 1`` entries), mutants changing one or a few sites and some replacements;
-3. *walkers* (the rest): one coordinate-ascent walker per entry ``(i, j)``, started at the best
-   witness of its entry, holds a context ``x`` and a pair of tokens ``(a, b)`` at ``j``. A
-   move queries a grid of conditionals at site ``i`` in one batch: a *pair move* varies
-   ``x_j`` over all ``q`` tokens (``q`` queries) and keeps the pair of largest TV; a
-   *coordinate move* at a site ``k`` varies ``x_k`` over all ``q`` tokens with ``x_j = a`` and
-   with ``x_j = b`` (``2 q`` queries) and moves ``x_k`` to the token of largest TV (ties broken
-   at random, so walkers cross plateaus). Walkers cycle over the sites in random order; one
-   that completes a cycle without improving restarts, from the given starts first, then
+   whole context (``scan`` of the budget, at least two whole contexts, all of it below that;
+   one context where the stars below are paid for). Below one whole context, for ``"rho"``,
+   90% of the budget buys a *principal block* of the first context, which bounds ``rho`` from
+   below by Perron–Frobenius monotonicity (``_scan_block``): the sites of largest conditional
+   entropy, every pair among them, where one probed column shows influence spread out (masked
+   LMs), else a block grown breadth-first over probed columns (sparse, local models); the rest
+   goes to the lines of its best entries (5).
+2. *surrogate*: where the budget pays for the *star* of a site (``x`` and every ``x^{k->c}``,
+   ``1 + (n - 1)(q - 1)`` queries) and ``n - 1`` more queries, the site gets one, an additive
+   model of its scores is fitted to everything asked there, and the contexts it predicts
+   realise ``theta = 98%`` of each entry's supremum are asked, several entries per context,
+   refitting until nothing new is predicted
+   (:mod:`glauber.estimators.additive_surrogate`). Exact on models whose scores are additive
+   in the one-hot context (Ising, Potts, asymmetric Ising, Curie–Weiss, the planted token):
+   there every entry is reached to 98% with a star and ``2 (n - 1)`` queries per site.
+3. *stars* (``stars`` of the budget): an elitist evolution of one context per site ``i``,
+   scored on its whole row at once (``x``, ``x^{j->b_j}`` for every ``j``: ``n`` queries for
+   ``n - 1`` entries), mutants changing one or a few sites and some replacements;
+4. *walkers*: one coordinate-ascent walker per entry ``(i, j)``, started at the best witness
+   of its entry, holds a context ``x`` and a pair of tokens ``(a, b)`` at ``j``. A move
+   queries a grid of conditionals at site ``i`` in one batch: a *pair move* varies ``x_j``
+   over all ``q`` tokens (``q`` queries) and keeps the pair of largest TV; a *coordinate
+   move* at a site ``k`` varies ``x_k`` over all ``q`` tokens with ``x_j = a`` and with
+   ``x_j = b`` (``2 q`` queries) and moves ``x_k`` to the token of largest TV (ties broken at
+   random, so walkers cross plateaus). Walkers cycle over the sites in random order; one that
+   completes a cycle without improving restarts, from the given starts first, then
    alternately from a uniform random state and from a random change of a quarter of the sites
-   of the best witness of its entry. When every move the walkers could make is cached (``n + 1``
-   rounds without a new query) or none fits the budget left, the rows left go to queries never
-   asked, drawn at random (all of them when they fit: the memo then gives the exact suprema).
+   of the best witness of its entry. (Not after a block: there the lines do better.)
+5. *lines* (what is left): one query at a time, each entry adds a new token to its line (the
+   contexts ``x^{j->c}`` at site ``i`` through its best witness ``x``), which pairs with
+   every cached point of the line; with ``n = 2`` each entry is one line, asked point by
+   point. When every line is complete, the rows left go to queries never asked, drawn at
+   random (all of them when they fit: the memo then gives the exact suprema).
 
 Every pair of answered queries at one site that differ at exactly one other site is a
 candidate for its entry (a coordinate move at ``k`` also scores ``c_ik`` at two contexts), and
 ``Delta`` is read off the same pairs; the memo is read whole at the end, and at the start when
-it is shared (e.g. over a grid of temperatures: scores are tau-free). With ``target="rho"`` the
-walkers and rows moved in each round are drawn with weights from the left and right Perron
-vectors ``u``, ``v`` of the current ``C`` (``u_i v_j`` is the derivative of the spectral radius
-in ``C_ij``), which is where the certificates of Theorem 5 (corrected) are decided.
+it is shared (e.g. over a grid of temperatures: scores are tau-free, so the stars and the
+surrogates of one temperature serve the next). With ``target="rho"`` the sites starred, the
+entries covered, the walkers and rows moved and the lines extended are weighted by the left
+and right Perron vectors ``u``, ``v`` of the current ``C`` (``u_i v_j`` is the derivative of
+the spectral radius in ``C_ij``), which is where the certificates of Theorem 5 (corrected) are
+decided.
 
-Measured against the exact supremum on 200 random toy models (``benchmarks/influence_search.py``):
-at 10% of the queries of exhaustive enumeration the search reaches 95% of all but 4 of the
-9,202 non-zero exact entries (the memo then covers most distinct queries), where sampling with
-the same budget reaches 79%; at 10% of the *distinct* queries it reaches 61% (sampling: 46%).
+Measured (``python benchmarks/influence_search.py``: 225 random toy models, 25 of each family
+of :data:`glauber.testing.FAMILIES`, 64 to 4,096 states; budgets as fractions of the ``n q^(n-1)``
+distinct queries; "entries": non-zero exact entries reached to 95% with ``target="entries"``,
+"rho": models with ``rho(c) > 0`` whose searched ``rho`` reaches 95% with ``target="rho"``;
+the better of the two uniform samplings of the same budget, same run, in brackets):
 
-The budget counts rows of :meth:`scores` calls, each distinct query once
-(:class:`~glauber.estimators.score_cache.ScoreCache`); it is never exceeded.
+=================================  =================  =================  =================
+models                             1%                 3%                 10%
+=================================  =================  =================  =================
+all 225, entries / rho             0.370 / 0.066      0.667 / 0.176      0.834 / 0.363
+                                   (0.252 / 0.005)    (0.478 / 0.088)    (0.698 / 0.203)
+``n >= 3`` (108), entries / rho    0.385 / 0.130      0.694 / 0.348      0.861 / 0.609
+at least one star per site         0.862 / 0.857      0.902 / 0.857      0.935 / 0.897
+(15 / 38 / 67 models)              (0.524 / 0.071)    (0.655 / 0.429)    (0.793 / 0.621)
+=================================  =================  =================  =================
+
+Half the models (117) have ``n = 2``: there a tenth of ``T`` is ``q / 5`` queries, at most a
+tenth of an entry's pairs is ever seen (docs/theory.md, "Searching Definition 2 at a budget"):
+at 10% the search reaches 0.150 of their entries, uniform queries 0.172. By family at 10% (entries / rho): Ising
+0.954 / 0.800, Curie–Weiss 0.893 / 0.750, asymmetric Ising 0.912 / 0.680, clock 0.890 /
+0.500, Potts 0.815 / 0.312, restricted 0.299 / 0.211, planted 0.146 / 0, random table 0.081 / 0,
+random joint 0.040 / 0.
 """
 
 from __future__ import annotations
 
 import functools
+import numbers
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -65,9 +104,11 @@ import numpy as np
 
 from glauber.core.arrays import JsonResult, log_softmax, namespace, to_numpy
 from glauber.core.conditionals import host_states
+from glauber.core.enumeration import table_queries
 from glauber.core.protocol import ConditionalModel, check_model
 from glauber.core.validation import check_positive_int, check_tau
 from glauber.errors import InvalidParameterError
+from glauber.estimators.additive_surrogate import cover, fit_additive_scores, line_gains
 from glauber.estimators.influence_threshold import rho_lower_bound
 from glauber.estimators.sampler import SeedLike
 from glauber.estimators.score_cache import ScoreCache
@@ -85,6 +126,11 @@ TARGETS = ("entries", "rho")
 _TIE = 1e-6
 #: Least queries a round asks, in units of ``n`` (batches too small waste a masked LM's forward).
 _MIN_ROUND = 16
+#: Share of a budget below one whole context that the principal block of the scan gets, for
+#: ``"rho"`` (the rest goes to the lines of its best entries). Measured on Sapiens VH over the
+#: full trastuzumab VH chain at tau = 1 (1,000 / 2,000 queries): all of it 1.57 / 1.88, 90%
+#: 1.64 / 1.93, 75% 1.65 / 1.79; 90% with the walkers after it 1.48 / 1.81.
+_BLOCK_SHARE = 0.9
 #: Most floats one grid evaluation holds at once (pairs x vocabulary), per chunk of walkers.
 _CHUNK_FLOATS = 1 << 24
 #: Most distinct queries ``n q^(n-1)`` enumerated to find the unasked ones (else drawn).
@@ -108,8 +154,14 @@ class InfluenceSearchResult(JsonResult):
     is_lower_bound : bool
         Always True: every number here is realised, never an upper bound.
     queries : int
-        Rows this search sent to the model (queries answered by a shared cache are free).
+        Distinct conditional queries this search sent to the model (rows: a context ``x_{-i}``
+        and a site ``i``; queries answered by a shared cache are free).
     budget : int
+        Most distinct queries allowed.
+    query_fraction, budget_fraction : float
+        ``queries`` and ``budget`` as fractions of the ``n q^(n-1)`` distinct queries that
+        tabulate every conditional of the model
+        (:func:`glauber.core.enumeration.table_queries`): at 1 the exact supremum is known.
     target : str
     rounds, local_searches : int
         Batched rounds of the walkers, and walker starts (restarts included).
@@ -134,6 +186,8 @@ class InfluenceSearchResult(JsonResult):
     is_lower_bound: bool
     queries: int
     budget: int
+    query_fraction: float
+    budget_fraction: float
     target: str
     rounds: int
     local_searches: int
@@ -144,6 +198,50 @@ class InfluenceSearchResult(JsonResult):
     tolerance: float
     rho_lower: float
     no_certificate: bool
+
+
+def _check_sites(model: ConditionalModel) -> None:
+    if int(model.n) < 2:
+        raise InvalidParameterError(
+            f"influence needs n >= 2 sites, the model has n = {int(model.n)}")
+
+
+def check_budget(budget: Any, n: int, q: int, name: str = "budget") -> int:
+    """A search budget: distinct conditional queries, at least 1 and below a tabulation.
+
+    Parameters
+    ----------
+    budget : int
+    n, q : int
+        The model's sites and vocabulary size.
+    name : str
+        The argument's name in messages.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``budget`` is not an integer >= 1, or exceeds the ``n q^(n-1)`` distinct queries
+        that tabulate the model (its exact influence then costs less than the search).
+    """
+    if isinstance(budget, bool) or not isinstance(budget, numbers.Integral) or budget < 1:
+        raise InvalidParameterError(
+            f"{name} must be an integer >= 1 (distinct conditional queries: rows sent to the "
+            f"model), got {budget!r}"
+        )
+    table = table_queries(n, q)
+    if budget > table:
+        raise InvalidParameterError(
+            f"{name} = {int(budget):,} exceeds the {table:,} distinct queries (n q^(n-1) = "
+            f"{n} x {q}^{n - 1}) that tabulate every conditional of this model, and with them "
+            f"the exact influence is known: tabulate it instead (ExactChain(model, tau)"
+            f".influence_matrix(), or glauber certify/alpha-curve with --exact) or pass "
+            f"{name} <= {table:,}"
+        )
+    return int(budget)
 
 
 @dataclass
@@ -453,12 +551,14 @@ def search_influence(
     tau : float
         Temperature > 0.
     budget : int
-        Most rows sent to ``model.scores`` (each distinct query once; queries already in
-        ``cache`` are free). Never exceeded.
+        Most distinct conditional queries (rows sent to ``model.scores``: a context and a
+        site, each once; queries already in ``cache`` are free), at most the ``n q^(n-1)``
+        that tabulate the model (:func:`check_budget`). Never exceeded.
     starts : array of int, shape (S, n), optional
         Contexts the walkers start from first (e.g. natural sequences); then random states.
     restarts : int, optional
-        Most local searches per entry (default: as many as the budget allows). The search
+        Most local searches per entry (default: as many as the budget allows, and what they
+        leave is spent one query at a time on the lines of the best witnesses). The search
         ends early when every walker has used them.
     seed : int or numpy.random.Generator
         Same seed, same result.
@@ -473,9 +573,10 @@ def search_influence(
         contexts; the most likely other token at each site as its replacement, ``n^2`` queries
         a context), at least two whole contexts; a budget below ``2 n^2`` goes to the scan
         whole: one context, or, below ``n^2``, a principal block of the first context (see
-        the module docstring). The walkers then start from the
-        best witness of their entry. Not used with ``warm`` or a ``cache`` that already holds
-        queries.
+        the module docstring). Where the budget pays for a star at every site, the scan is
+        one context (the stars' first queries) and the additive surrogate follows. The
+        walkers then start from the best witness of their entry. Not used with ``warm`` or a
+        ``cache`` that already holds queries.
     warm : InfluenceSearchResult, optional
         A previous result (e.g. at another temperature): its witnesses are the walkers' starts
         (with a shared ``cache``, the best pairs re-read from it at ``tau`` are used instead).
@@ -498,7 +599,8 @@ def search_influence(
         If ``tau`` is not finite and > 0.
     InvalidParameterError
         If the model has no ``scores``, ``n < 2``, ``budget`` or ``batch_size`` is not an
-        integer >= 1, ``restarts`` is < 1, ``target`` is unknown, ``scan``/``stars`` are not
+        integer >= 1, ``budget`` exceeds the ``n q^(n-1)`` queries of a tabulation (the
+        exact value costs less: the message says so), ``restarts`` is < 1, ``target`` is unknown, ``scan``/``stars`` are not
         fractions summing to at most 1, or ``cache``/``warm`` belong to a different model or
         size.
     SequenceLengthError, VocabularyError
@@ -508,15 +610,16 @@ def search_influence(
     --------
     >>> import networkx as nx
     >>> from glauber.toy_models import IsingModel
-    >>> m = IsingModel(nx.path_graph(3), coupling=1.0)
-    >>> res = search_influence(m, 1.0, budget=60)
+    >>> m = IsingModel(nx.path_graph(4), coupling=1.0)
+    >>> res = search_influence(m, 1.0, budget=16)  # half of the 4 x 2^3 queries of a table
     >>> # an end site: its one neighbour moves the field from -J to J, c = tanh(J / tau)
-    >>> bool(np.isclose(res.C[0, 1], np.tanh(1.0)))
-    True
+    >>> bool(np.isclose(res.C[0, 1], np.tanh(1.0))), res.query_fraction
+    (True, 0.5)
     """
     model = check_model(model)
     tau = check_tau(tau)
-    budget = check_positive_int(budget, "budget")
+    _check_sites(model)
+    budget = check_budget(budget, model.n, model.q)
     if restarts is not None:
         restarts = check_positive_int(restarts, "restarts")
     if cache is None:
@@ -529,7 +632,8 @@ def search_influence(
 
 def _search(cache: ScoreCache, tau: float, budget: int, starts: Any, restarts: int | None,
             seed: SeedLike, batch_size: int, target: str, scan: float,
-            warm: InfluenceSearchResult | None, stop: bool, stars: float = 0.3) -> InfluenceSearchResult:
+            warm: InfluenceSearchResult | None, stop: bool,
+            stars: float = 0.3) -> InfluenceSearchResult:
     """:func:`search_influence` on a checked model, ``tau`` and ``budget`` (0 allowed: the
     pairs already in ``cache`` are read, nothing is asked)."""
     model = cache.model
@@ -540,8 +644,6 @@ def _search(cache: ScoreCache, tau: float, budget: int, starts: Any, restarts: i
     if target not in TARGETS:
         raise InvalidParameterError(f"target must be one of {TARGETS}, got {target!r}")
     n, q = int(model.n), int(model.q)
-    if n < 2:
-        raise InvalidParameterError(f"influence needs n >= 2 sites, the model has n = {n}")
     if warm is not None and warm.C.shape != (n, n):
         raise InvalidParameterError(
             f"warm result has shape {warm.C.shape}, the model has n = {n} sites; pass a result "
@@ -553,15 +655,50 @@ def _search(cache: ScoreCache, tau: float, budget: int, starts: Any, restarts: i
     best_c, best_d = _Best(n), _Best(n)
     _harvest_cache(cache, tau, best_c, best_d)  # free: pairs asked by earlier searches
     used0 = cache.queries
-    walkers = _Walkers(n, q, rng)
     replayed = best_c.witnesses("C") if used0 else []
     fresh = not replayed and warm is None
-    if fresh:  # cover every entry first: at least two contexts, as influence() samples
-        _scan(cache, start_states, _scan_rows(budget, scan, n), batch_size, tau, rng, best_c,
-              best_d)
-    if stars > 0:
-        _evolve_rows(cache, tau, max(0, int((scan + stars) * budget) - (cache.queries - used0)),
-                     batch_size, start_states, target, rng, best_c, best_d, stop)
+    anchor = None
+    star_all = n * (1 + (n - 1) * (q - 1))  # a star at every site
+    # below one whole context, for rho (the masked-LM regime), a principal block gets
+    # _BLOCK_SHARE of the budget and the lines of its best entries the rest (_fill)
+    block = fresh and target == "rho" and budget < n * n
+    if fresh and not (target == "entries" and n >= 3 and star_all // 4 <= budget < star_all):
+        # cover every entry first (scan); only one context when every site's star is paid
+        # for. Below that the scan's block serves rho; for entries, stars for some of the
+        # sites and their surrogates do better from a quarter of star_all on (the module
+        # docstring's measurements).
+        rows = (n * n if budget >= star_all else int(_BLOCK_SHARE * budget) if block
+                else _scan_rows(budget, scan, n))
+        anchor = _scan(cache, start_states, rows, batch_size, tau, rng, best_c, best_d)
+    _surrogate_phase(cache, tau, budget - (cache.queries - used0), batch_size, start_states,
+                     target, rng, best_c, best_d, stop, anchor)
+    rounds = local_searches = 0
+    if not block:
+        if stars > 0:
+            _evolve_rows(cache, tau,
+                         max(0, int((scan + stars) * budget) - (cache.queries - used0)),
+                         batch_size, start_states, target, rng, best_c, best_d, stop)
+        rounds, local_searches = _walk(cache, tau, budget - (cache.queries - used0), start_states,
+                                       restarts, rng, batch_size, target, warm, fresh, best_c,
+                                       best_d, stop)
+    if restarts is None and not (stop and rho_lower_bound(best_c.value,
+                                                          _tolerance(cache, tau)) >= 1):
+        _fill(cache, budget - (cache.queries - used0), batch_size, target, rng, best_c)
+        _ask_unasked(cache, budget - (cache.queries - used0), batch_size, rng)
+    _harvest_cache(cache, tau, best_c, best_d)  # pairs formed across grids, too
+    return _result(tau, best_c, best_d, cache, cache.queries - used0, budget, target, rounds,
+                   local_searches)
+
+
+def _walk(cache: ScoreCache, tau: float, budget: int, starts: np.ndarray,
+          restarts: int | None, rng: np.random.Generator, batch_size: int, target: str,
+          warm: InfluenceSearchResult | None, fresh: bool, best_c: _Best, best_d: _Best,
+          stop: bool) -> tuple[int, int]:
+    """The walkers of the module docstring, within ``budget`` queries; returns the rounds
+    and the local searches (restarts included)."""
+    n, q = cache.n, cache.q
+    used0 = cache.queries
+    walkers = _Walkers(n, q, rng)
     if fresh:
         walkers.warm(best_c.witnesses("C"), pair_first=q > 2)
     else:  # start where the earlier searches got to
@@ -575,10 +712,9 @@ def _search(cache: ScoreCache, tau: float, budget: int, starts: Any, restarts: i
         chosen = _choose(walkers, target, best_c.value, per_round, restarts, rng)
         if chosen.size == 0:
             break
-        walkers.restart(chosen[~walkers.active[chosen]], start_states, best_c)
+        walkers.restart(chosen[~walkers.active[chosen]], starts, best_c)
         moves = _fit(cache, _moves(walkers, chosen), left)
-        if not moves:  # no move's new queries fit in what is left
-            _ask_unasked(cache, left, batch_size, rng)
+        if not moves:  # no move's new queries fit in what is left: the lines take the rest
             break
         before = cache.queries
         for grid, _, _ in moves:
@@ -591,21 +727,170 @@ def _search(cache: ScoreCache, tau: float, budget: int, starts: Any, restarts: i
             _step(walkers, grid, members, forced, values, rng)
         rounds += 1
         idle = idle + 1 if cache.queries == before else 0
-        if idle > n:  # the walkers' moves are all cached: the rest goes to unasked queries
-            _ask_unasked(cache, budget - (cache.queries - used0), batch_size, rng)
+        if idle > n:  # every move the walkers make is cached: the lines take the rest
             break
-    _harvest_cache(cache, tau, best_c, best_d)  # pairs formed across grids, too
-    return _result(tau, best_c, best_d, cache, cache.queries - used0, budget, target, rounds,
-                   int(walkers.starts.sum()))
+    return rounds, int(walkers.starts.sum())
+
+
+def _star_points(x: np.ndarray, site: int, q: int) -> np.ndarray:
+    """The star of context ``x`` at ``site``: ``x`` and ``x^{k->c}`` for every ``k != site``
+    and token ``c != x_k`` (``1 + (n - 1)(q - 1)`` states)."""
+    n = x.size
+    others = _others(n)[site]
+    k = np.repeat(others, q - 1)
+    c = (x[k] + np.tile(np.arange(1, q), n - 1)) % q
+    pts = np.repeat(x[None, :], 1 + k.size, axis=0)
+    pts[1 + np.arange(k.size), k] = c
+    return pts
+
+
+def _surrogate_phase(cache: ScoreCache, tau: float, budget: int, batch_size: int,
+                     starts: np.ndarray, target: str, rng: np.random.Generator, best_c: _Best,
+                     best_d: _Best, stop: bool, anchor: np.ndarray | None,
+                     theta: float = 0.98, max_rounds: int = 20) -> None:
+    """Stars, an additive surrogate per site, and the contexts it predicts (module docstring).
+
+    Each site ``i`` gets the star of one *anchor* context: the first context asked at ``i``
+    (a scan's, or an earlier search's over a shared memo: ``x_i`` is masked, so it is one
+    context for site ``i`` whatever ``x_i``), else ``anchor`` (the scan's first context, the
+    first start, or a uniform one). Sites are starred in order of priority (Perron ``u_i``
+    for ``"rho"``, at random for ``"entries"``) where the star is complete already, or the
+    budget pays for it and ``n - 1`` more queries to realise what its surrogate predicts
+    (:mod:`glauber.estimators.additive_surrogate`). Then, in rounds: refit every starred
+    site's surrogate to all its answered queries, cover the entries whose best realised value
+    is below ``theta`` of the predicted supremum (weights: Perron ``u_i v_j`` of the predicted
+    matrix for ``"rho"``, 1 for ``"entries"``), and ask the covering pairs in order of weight
+    per query, until no proposal asks anything new or the budget is spent.
+    """
+    n, q = cache.n, cache.q
+    used0 = cache.queries
+    if anchor is None:
+        anchor = starts[0].copy() if len(starts) else rng.integers(q, size=n)
+    states, sites = cache.queries_asked()
+    anchors = np.repeat(anchor[None, :], n, axis=0)
+    first = np.full(n, -1)
+    first[sites[::-1]] = np.arange(len(sites))[::-1]  # earliest query at each site
+    anchors[first >= 0] = states[first[first >= 0]]
+    order = (np.argsort(-(_perron_weights(best_c.value).max(axis=1)), kind="stable")
+             if target == "rho" else rng.permutation(n))
+    starred: list[int] = []
+    for i in order.tolist():
+        pts = _star_points(anchors[i], i, q)
+        keys = cache.keys(pts, np.full(len(pts), i))
+        missing = len(cache.new_keys(keys, set()))
+        if missing and missing + n - 1 > budget - (cache.queries - used0):
+            continue
+        cache.fetch(pts, np.full(len(pts), i), batch_size, keys)
+        _star_lines(cache, anchors[i], i, tau, best_c, best_d)
+        starred.append(i)
+    fitted: dict[int, tuple] = {}  # site -> (line_gains of its surrogate, queries fitted)
+    for _ in range(max_rounds if starred else 0):
+        left = budget - (cache.queries - used0)
+        if left <= 0 or (stop and rho_lower_bound(best_c.value, _tolerance(cache, tau)) >= 1):
+            return
+        states, sites = cache.queries_asked()
+        predicted = best_c.value.copy()
+        for i in starred:
+            sel = np.flatnonzero(sites == i)
+            if fitted.get(i, (None, -1))[1] != sel.size:  # refit sites with new queries only
+                scores = to_numpy(cache.rows(sel)).astype(np.float64)
+                fitted[i] = (line_gains(fit_additive_scores(states[sel], scores, i, q), tau,
+                                        anchors[i]), sel.size)
+            predicted[i] = np.maximum(predicted[i], fitted[i][0][1].max(axis=0))
+        weights = _perron_weights(predicted) if target == "rho" else np.ones((n, n))
+        proposals = []
+        for i, ((ctx, gain, best), _) in fitted.items():
+            wanted = theta * gain.max(axis=0) > best_c.value[i] + _TIE
+            wanted[i] = False
+            for m, dirs in cover(gain, best, wanted, weights[i], theta):
+                value = float(weights[i, dirs].sum()) / (1 + dirs.size)
+                proposals.append((value, i, ctx[m], dirs, best[m, dirs]))
+        if not proposals:
+            return
+        proposals.sort(key=lambda p: -p[0])
+        contexts = np.array([p[2] for p in proposals])
+        reps = np.zeros_like(contexts)
+        for c, (_, _, _, dirs, bs) in enumerate(proposals):
+            reps[c, dirs] = bs
+        c_idx = np.concatenate([np.full(p[3].size, c) for c, p in enumerate(proposals)])
+        i_idx = np.concatenate([np.full(p[3].size, p[1]) for p in proposals])
+        j_idx = np.concatenate([p[3] for p in proposals])
+        before = cache.queries
+        _scan_pairs(cache, contexts, reps, c_idx, i_idx, j_idx, left, batch_size, tau, best_c,
+                    best_d)
+        if cache.queries == before:
+            return
+
+
+def _star_lines(cache: ScoreCache, x: np.ndarray, i: int, tau: float, best_c: _Best,
+                best_d: _Best) -> None:
+    """Offer every pair on the lines of the star of ``x`` at site ``i`` (already asked)."""
+    n, q = cache.n, cache.q
+    others = _others(n)[i]
+    states = np.repeat(x[None, :], (n - 1) * q, axis=0)
+    states[np.arange((n - 1) * q), np.repeat(others, q)] = np.tile(np.arange(q), n - 1)
+    scores = cache.rows(cache.fetch(states, np.full(len(states), i), 1))  # cached: no query
+    raw = to_numpy(scores).astype(np.float64).reshape(n - 1, q, q)
+    probs = np.exp(to_numpy(log_softmax(scores / tau)).astype(np.float64)).reshape(n - 1, q, q)
+    a, b = _pairs(q)
+    diff = raw[:, a] - raw[:, b]
+    values = (0.5 * np.abs(probs[:, a] - probs[:, b]).sum(axis=-1),
+              diff.max(axis=-1) - diff.min(axis=-1))  # [n - 1, pairs]
+    for best, value in zip((best_c, best_d), values):
+        p = value.argmax(axis=1)
+        ctx = np.repeat(x[None, :], n - 1, axis=0)
+        ctx[np.arange(n - 1), others] = a[p]
+        best.offer(np.full(n - 1, i), others, value[np.arange(n - 1), p], ctx, b[p])
+
+
+def _fill(cache: ScoreCache, budget: int, batch_size: int, target: str,
+          rng: np.random.Generator, best_c: _Best) -> None:
+    """Spend what the walkers cannot (their moves cost ``q`` or ``2 q`` queries) one query at
+    a time: each entry ``(i, j)`` adds one new point to its *line* (the contexts
+    ``x^{j->c}``, ``c`` any token, at site ``i``; ``x`` its best witness's context, a uniform
+    one for an entry without a witness), so every cached point of the line forms a new pair
+    with it; entries in order of Perron weight (``"rho"``) or at random (``"entries"``), until
+    the budget is spent or every line is complete. The pairs are read by the caller's memo
+    harvest. With ``n = 2`` each entry has one line, and this asks it point by point.
+    """
+    n, q = cache.n, cache.q
+    used0 = cache.queries
+    ii, jj = np.nonzero(~np.eye(n, dtype=bool))
+    lines = np.where((best_c.replacement[ii, jj] >= 0)[:, None], best_c.context[ii, jj],
+                     rng.integers(q, size=(ii.size, n)))
+    full = np.zeros(ii.size, dtype=bool)
+    while not full.all():
+        left = budget - (cache.queries - used0)
+        if left <= 0:
+            return
+        if target == "rho":
+            weight = _perron_weights(best_c.value)[ii, jj] + 0.05 * rng.random(ii.size)
+            order = np.argsort(-weight, kind="stable")
+        else:
+            order = rng.permutation(ii.size)
+        states, sites = [], []
+        for e in order[~full[order]].tolist():
+            if len(states) >= left:
+                break
+            pts = np.repeat(lines[e][None, :], q, axis=0)
+            pts[:, jj[e]] = np.arange(q)
+            new = [c for c, key in enumerate(cache.keys(pts, np.full(q, ii[e]))) if key not in cache]
+            if not new:
+                full[e] = True
+                continue
+            states.append(pts[int(rng.choice(new))])
+            sites.append(ii[e])
+        if states:
+            cache.fetch(np.array(states), np.array(sites), batch_size)
 
 
 def _ask_unasked(cache: ScoreCache, left: int, batch_size: int,
                  rng: np.random.Generator) -> None:
     """Spend ``left`` rows on queries the cache has never asked, drawn uniformly at random.
 
-    The walkers stop when every move they could make is cached (or none fits the budget); the
-    budget left then still buys new information: each new query pairs with the cached ones
-    that differ from it at one site (the final harvest reads them). Where the ``n q^(n-1)``
+    Once every line of :func:`_fill` is complete, the budget left still buys new
+    information: each new query pairs with the cached ones that differ from it at one site
+    (the final harvest reads them). Where the ``n q^(n-1)``
     distinct queries number at most :data:`_ENUMERATE_QUERIES` they are enumerated, so a
     budget that covers every unasked query asks them all (the harvest is then Definition 2's
     supremum itself); above that, uniform draws are almost surely new.
@@ -645,7 +930,7 @@ def _scan_rows(budget: int, scan: float, n: int) -> int:
 
 
 def _scan(cache: ScoreCache, starts: np.ndarray, budget: int, batch_size: int, tau: float,
-          rng: np.random.Generator, best_c: _Best, best_d: _Best) -> None:
+          rng: np.random.Generator, best_c: _Best, best_d: _Best) -> np.ndarray | None:
     """Sample ``C`` at contexts (``starts``, then uniform ones) with ``budget`` queries.
 
     At each context ``x``: the base conditional at every site (``x`` with ``i`` masked, ``n``
@@ -665,7 +950,7 @@ def _scan(cache: ScoreCache, starts: np.ndarray, budget: int, batch_size: int, t
     partial = count < 1
     count = max(count, 1)
     if budget < n + 2:  # not even a block of two sites at one context
-        return
+        return None
     extra = max(0, count - len(starts))
     contexts = np.concatenate([starts[:count], rng.integers(q, size=(extra, n))])
     used0 = cache.queries
@@ -681,12 +966,13 @@ def _scan(cache: ScoreCache, starts: np.ndarray, budget: int, batch_size: int, t
     if partial:
         _scan_block(cache, contexts[0], reps[0], logp[0], budget - (cache.queries - used0),
                     batch_size, tau, best_c, best_d)
-        return
+        return contexts[0]
     ii, jj = np.nonzero(~np.eye(n, dtype=bool))  # every pair i != j, i-major
     c = np.repeat(np.arange(len(contexts)), len(ii))
     i, j = np.tile(ii, len(contexts)), np.tile(jj, len(contexts))
     _scan_pairs(cache, contexts, reps, c, i, j, budget - (cache.queries - used0), batch_size,
                 tau, best_c, best_d)
+    return contexts[0]
 
 
 def _scan_pairs(cache: ScoreCache, contexts: np.ndarray, reps: np.ndarray, c: np.ndarray,
@@ -998,7 +1284,9 @@ def _result(tau: float, best_c: _Best, best_d: _Best, cache: ScoreCache, queries
     return InfluenceSearchResult(
         tau=tau, C=C, Delta=Delta,
         witnesses=tuple(best_c.witnesses("C") + best_d.witnesses("Delta")),
-        is_lower_bound=True, queries=int(queries), budget=int(budget), target=target,
+        is_lower_bound=True, queries=int(queries), budget=int(budget),
+        query_fraction=int(queries) / table_queries(cache.n, cache.q),
+        budget_fraction=int(budget) / table_queries(cache.n, cache.q), target=target,
         rounds=int(rounds), local_searches=int(local_searches),
         alpha_row=alpha_row(C), alpha_col=alpha_col(C), alpha_spectral=alpha_spectral(C),
         spectral_radius=spectral_radius(C), tolerance=tol, rho_lower=float(rho_low),
@@ -1023,12 +1311,13 @@ def search_influence_sweep(
     """:func:`search_influence` at each temperature, warm-started, sharing one query memo.
 
     Scores are tau-free, so one :class:`ScoreCache` serves the whole sweep: each search
-    re-reads every grid asked before (at no cost) and starts its walkers at the previous
-    temperature's witnesses. The first temperature also pays for the scan (at least two
-    contexts, ``2 n^2`` queries; below that the whole budget, one context or a principal block
-    chosen at the first temperature), which serves them all; the rest of ``budget`` is split evenly
-    over the temperatures left, and what a search leaves unused (e.g. because
-    ``stop_at_no_certificate`` ended it once ``rho_lower >= 1``) goes to the next ones.
+    re-reads every grid asked before (at no cost), refits the surrogates of the sites starred
+    before (their stars are in the memo) and starts its walkers at the previous temperature's
+    witnesses. The first temperature also pays for the scan (as in :func:`search_influence`;
+    a principal block is chosen at the first temperature), which serves them all; the rest of
+    ``budget`` is split evenly over the temperatures left, and what a search leaves unused
+    (e.g. because ``stop_at_no_certificate`` ended it once ``rho_lower >= 1``) goes to the next
+    ones.
 
     With ``focus`` (and ``stop_at_no_certificate``), sorted ``taus`` are searched for
     ``tau_no_cert``: each temperature may spend all the budget left, until the first one where
@@ -1041,7 +1330,8 @@ def search_influence_sweep(
     taus : sequence of float
         Temperatures, searched in increasing order.
     budget : int
-        Most rows sent to the model over the whole sweep.
+        Most distinct conditional queries sent to the model over the whole sweep, at most the
+        ``n q^(n-1)`` that tabulate it.
     focus : bool
         Spend the budget at the frontier (see above).
     starts, seed, batch_size, target, scan, stars, stop_at_no_certificate
@@ -1056,12 +1346,15 @@ def search_influence_sweep(
     Raises
     ------
     InvalidParameterError
-        If ``taus`` is empty or ``budget`` < 1 (and see :func:`search_influence`).
+        If ``taus`` is empty, ``budget`` < 1 or above a tabulation (and see
+        :func:`search_influence`).
     """
     taus = sorted(check_tau(t) for t in taus)
     if not taus:
         raise InvalidParameterError("taus is empty; pass at least one temperature")
-    budget = check_positive_int(budget, "budget")
+    model = check_model(model)
+    _check_sites(model)
+    budget = check_budget(budget, model.n, model.q)
     cache = ScoreCache(model)
     n = int(model.n)
     rng = np.random.default_rng(seed)
@@ -1091,4 +1384,5 @@ def search_influence_sweep(
     return results
 
 
-__all__ = ["TARGETS", "InfluenceSearchResult", "search_influence", "search_influence_sweep"]
+__all__ = ["TARGETS", "InfluenceSearchResult", "check_budget", "search_influence",
+           "search_influence_sweep"]

@@ -137,6 +137,10 @@ class ScoreCache:
             return None
         return str(self._chunks[0].dtype).replace("torch.", "")
 
+    def __contains__(self, key: bytes) -> bool:
+        """Whether the query of a :meth:`keys` key has been answered."""
+        return key in self._index
+
     def __len__(self) -> int:
         return len(self._index)
 

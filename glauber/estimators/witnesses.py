@@ -238,7 +238,7 @@ def recheck_witnesses(
     >>> from glauber.estimators.influence_search import search_influence
     >>> from glauber.toy_models import IsingModel
     >>> m = IsingModel(nx.path_graph(3))
-    >>> recheck_witnesses(m, search_influence(m, 1.0, budget=40).to_dict()).ok
+    >>> recheck_witnesses(m, search_influence(m, 1.0, budget=8).to_dict()).ok  # 2/3 of a table
     True
     """
     model = check_model(model)

@@ -23,7 +23,7 @@ from typing import Any, Callable
 import numpy as np
 
 from glauber.core.arrays import all_finite, to_numpy
-from glauber.core.enumeration import all_states, radix_weights
+from glauber.core.enumeration import all_states, radix_weights, table_queries
 from glauber.core.io import atomic_write_bytes, atomic_write_text, cache_root
 from glauber.core.protocol import ConditionalModel
 from glauber.core.site_model import SiteScoreModel
@@ -34,11 +34,6 @@ from glauber.errors import NonFiniteScoresError, UnboundableModelError
 DEFAULT_BATCH_SIZE = 256
 #: Table layout version (part of every cache folder's manifest).
 TABLE_FORMAT = 1
-
-
-def table_queries(n: int, q: int) -> int:
-    """Rows a table build asks of the model: ``n q^(n-1)`` (the naive build asks ``n q^n``)."""
-    return n * q ** (n - 1)
 
 
 def score_table(

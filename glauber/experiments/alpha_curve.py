@@ -21,6 +21,7 @@ import numpy as np
 
 from glauber.core.arrays import to_numpy
 from glauber.core.conditionals import enumerable
+from glauber.core.enumeration import table_queries
 from glauber.core.io import atomic_write_text
 from glauber.core.validation import check_eps, check_nonnegative_int
 from glauber.errors import UnboundableModelError
@@ -110,7 +111,6 @@ def alpha_cell(cell: dict) -> dict:
     and the exact worst-start ``t_mix`` from that one table.
     """
     from glauber.exact.chain import ExactChain
-    from glauber.exact.score_table import table_queries
     from glauber.models import EXACT_WINDOW_MAX_STATES
 
     base = get_model(cell["model"], cell["n"], cell["device"])
@@ -151,9 +151,12 @@ def alpha_cell(cell: dict) -> dict:
             model if exhaustive else base, cell, rows, exhaustive, contexts)
     out["bracket"] = bracket_of_curve(model if exhaustive else base, cell, rows, exhaustive,
                                       curve)
-    # rows the search asked of the model itself (on an enumerated or tabulated chain it reads
+    # the search's distinct queries, and as a fraction of the n q^(n-1) that tabulate the
+    # model; rows it asked of the model itself (on an enumerated or tabulated chain it reads
     # the table: no model rows)
-    out["search_rows"] = 0 if exhaustive else sum(r.get("search_queries", 0) for r in rows)
+    out["search_queries"] = sum(r.get("search_queries", 0) for r in rows)
+    out["search_fraction"] = out["search_queries"] / table_queries(int(base.n), int(base.q))
+    out["search_rows"] = 0 if exhaustive else out["search_queries"]
     out["model_rows"] = (table_queries(int(base.n), int(base.q)) if chain is not None
                          else model.rows + out["search_rows"])
     return out
@@ -234,6 +237,7 @@ def no_certificate_thresholds(base: Any, cell: dict, rows: list[dict], exhaustiv
             for r, res in zip(rows, sweep):
                 r["search_spectral_radius"], r["search_rho_lower"] = (res.spectral_radius,
                                                                       res.rho_lower)
+                r["search_queries"] = int(res.queries)  # of the table, not of the model
             out["search"] = tau_no_cert(sweep)
         return out, None
     memo = MemoisedModel(base)
@@ -304,8 +308,11 @@ def alpha_curve(
     eps : float
         Target distance of the certificates.
     search_budget : int
-        When > 0, also search the influence over the grid with this many model queries in all
-        and report ``tau_no_cert`` (see :func:`no_certificate_thresholds`).
+        When > 0, also search the influence over the grid with this many distinct conditional
+        queries in all, capped at the ``n q^(n-1)`` that tabulate the model (there the exact
+        suprema are known; the config holds the budget used), and report ``tau_no_cert``
+        (see :func:`no_certificate_thresholds`). The result holds ``search_queries`` and
+        ``search_fraction`` (of the tabulation).
 
     Returns
     -------
@@ -326,13 +333,16 @@ def alpha_curve(
     eps = check_eps(eps, "--eps")
     seed = check_nonnegative_int(seed, "--seed")
     out = check_out_folder(out)
-    n = int(get_model(model, check_length(model, length), device).n)
+    resolved = get_model(model, check_length(model, length), device)
+    n = int(resolved.n)
     check_sites(n, model)
     config = {"experiment": "alpha-curve", "model": model, "taus": tau_list, "n": n,
               "contexts": contexts, "replacements": replacements, "seed": int(seed),
               "eps": float(eps), "max_states": int(max_states), "exact": bool(exact)}
     if search_budget:
-        config["search_budget"] = positive_budget(search_budget, "search_budget")
+        # capped as certify caps it: at a tabulation the exact suprema are known
+        config["search_budget"] = min(positive_budget(search_budget, "search-budget"),
+                                      table_queries(n, int(resolved.q)))
     with OutputFolder(out, "alpha-curve", config, OUTPUTS, "alpha_curve.jsonl", command):
         log = ResultsLog(out / "alpha_curve.jsonl", config, command)
         cell = dict(config, key=model, device=device)

@@ -121,7 +121,7 @@ def compare_cell(cell: dict) -> dict:
     rect, marg = at_one.incompatibility, at_one.margins
     return {
         "model": cell["model"], "name": str(getattr(base, "name", cell["model"])),
-        "toy": at_one.settings.exhaustive, "n": int(base.n), "q": int(base.q),
+        "toy": is_toy_spec(cell["model"]), "n": int(base.n), "q": int(base.q),
         "rectangle": {k: getattr(rect, k) for k in (
             "n_rectangles", "mean_abs_delta", "sd_abs_delta", "median_abs_delta",
             "max_abs_delta", "p_value_abs", "p_value_t", "n_above_atol", "atol",

@@ -23,6 +23,7 @@ from typing import Any, Callable
 
 from glauber.core.io import write_json_atomic
 from glauber.experiments.compare import certificate_table, margin_table, rectangle_table
+from glauber.models import is_toy_spec
 
 #: The paper's Table 1 range of mean |delta| over five MLMs (§4).
 PAPER_DELTA_RANGE = (0.64, 0.80)
@@ -73,7 +74,8 @@ def findings(compare: dict | None, alphas: dict[str, dict], phases: dict[str, di
     """A paragraph on where these runs agree or disagree with the paper (from the data)."""
     parts = []
     if compare:
-        mlm = [m for m in compare["models"] if not m["toy"] and "gpt2" not in m["model"]]
+        mlm = [m for m in compare["models"]  # a toy's flag once meant "enumerated": read the spec
+               if not is_toy_spec(m["model"]) and "gpt2" not in m["model"]]
         ar = [m for m in compare["models"] if "gpt2" in m["model"]]
         if mlm:
             deltas = ", ".join(f"{m['name']} {m['rectangle']['mean_abs_delta']:.2f}" for m in mlm)

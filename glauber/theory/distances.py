@@ -57,13 +57,7 @@ def tv_distance(p: ArrayLike, q: ArrayLike, axis: int = -1) -> np.ndarray | floa
     b = as_real_array(q, "q")
     if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
         raise InvalidParameterError("tv_distance needs finite probability vectors; got NaN/inf")
-    _same_vocabulary(a, b, axis, "p and q")
-    try:
-        diff = a - b
-    except ValueError as exc:
-        raise InvalidParameterError(
-            f"p and q must broadcast together, got shapes {a.shape} and {b.shape}"
-        ) from exc
+    diff = _difference(a, b, axis, "p and q")
     return 0.5 * np.sum(np.abs(diff), axis=axis)
 
 
@@ -107,13 +101,7 @@ def hilbert_distance(s: ArrayLike, t: ArrayLike, axis: int = -1) -> np.ndarray |
             "hilbert_distance needs finite scores; a NaN or infinite score was passed (mask "
             "zero-probability tokens out of the vocabulary first)"
         )
-    _same_vocabulary(a, b, axis, "s and t")
-    try:
-        diff = a - b
-    except ValueError as exc:
-        raise InvalidParameterError(
-            f"s and t must broadcast together, got shapes {a.shape} and {b.shape}"
-        ) from exc
+    diff = _difference(a, b, axis, "s and t")
     return np.max(diff, axis=axis) - np.min(diff, axis=axis)
 
 
@@ -235,8 +223,8 @@ def tv_rounding_bound(
     return round_up_array(total * (1 + gamma(8, UNIT_ROUNDOFF["float64"])))
 
 
-def _same_vocabulary(a: np.ndarray, b: np.ndarray, axis: int, names: str) -> None:
-    """Both arrays index the same vocabulary along ``axis`` (batch axes may broadcast)."""
+def _difference(a: np.ndarray, b: np.ndarray, axis: int, names: str) -> np.ndarray:
+    """``a - b`` for two arrays over the same vocabulary along ``axis`` (batch axes broadcast)."""
     try:
         size_a = a.shape[axis] if a.ndim else None
         size_b = b.shape[axis] if b.ndim else None
@@ -249,6 +237,12 @@ def _same_vocabulary(a: np.ndarray, b: np.ndarray, axis: int, names: str) -> Non
             f"{names} must have the same vocabulary size along axis {axis}, got shapes "
             f"{a.shape} and {b.shape} (a length-1 axis is not broadcast over the vocabulary)"
         )
+    try:
+        return a - b
+    except ValueError as exc:
+        raise InvalidParameterError(
+            f"{names} must broadcast together, got shapes {a.shape} and {b.shape}"
+        ) from exc
 
 
 __all__ = [

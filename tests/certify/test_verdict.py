@@ -30,7 +30,7 @@ from glauber.core.restrict import RestrictedModel
 from glauber.errors import InvalidParameterError
 from glauber.exact import ExactChain
 from glauber.models import resolve_model
-from glauber.toy_models import IsingModel
+from glauber.toy_models import IsingModel, PlantedBasinModel
 
 SMALL = dict(n_rectangles=5, budget=5, n_pairs=1)
 DATA = Path(__file__).parent / "data"
@@ -257,3 +257,34 @@ def test_first_ten_lines_of_the_command_answer_the_newcomer(tmp_path, capsys, mo
     assert saved.positions == (2, 3, 4) and saved.site_numbering.startswith("0-based")
     assert saved.source.command.startswith("glauber certify --model curie-weiss")
 
+
+def test_searched_budget_is_capped_at_a_tabulation_and_reported_as_its_fraction():
+    # 6 x 2^5 = 192 distinct queries tabulate the 6-cycle: the default search budget (2,000)
+    # is capped there (at a tabulation the exact value is known), and the model section says
+    # how many distinct queries the search asked and which fraction of the table that is.
+    cert = certify(IsingModel(nx.cycle_graph(6)), 1.0, exhaustive=False, exact=False, **SMALL)
+    assert cert.settings.search_budget == 192
+    r = cert.influence
+    assert r.searched and 0 < r.queries <= 192 and r.query_fraction == r.queries / 192
+    assert (f"searched: {r.queries:,} distinct queries ({100 * r.query_fraction:.3g}% of the "
+            "n q^(n-1) that tabulate the model)") in format_certificate(cert)
+
+
+def test_vacuous_basin_bounds_are_marked_and_not_claimed():
+    # Planted basin {x : at least 4 of 5 sites hold token 0} at a high temperature: Theorem 8's
+    # escape bound |V| e^{-Delta*/tau} = 3 e^{-6/40} >= 1 and its t_mix bound
+    # e^{Delta*/tau} / (4 |V|) = e^{0.15} / 12 < 1, whatever Delta* <= 6 is: both say nothing,
+    # as for a trap (test_vacuous_trap_bounds_are_marked_and_not_claimed).
+    model = PlantedBasinModel(5, 3, token=0, strength=6.0)
+    states = np.array([[0, 0, 0, 0, 0], [1, 2, 0, 1, 2]])
+    cert = certify(model, 40.0, states, basin=lambda x: (x == 0).sum(axis=1) >= 4, **SMALL)
+    claim = cert.claim("thm8-basin")
+    b = cert.basin.basin
+    assert b.holds and b.escape_bound >= 1 and b.tmix_lower_bound < 1
+    assert claim.details["vacuous_escape"] and claim.details["vacuous_tmix"]
+    assert "(vacuous: a probability bound >= 1)" in claim.certifies
+    assert "(vacuous: below 1 step)" in claim.certifies
+    block = _block(cert)
+    assert "Theorem 8 on the given basin (its bounds are vacuous)" in " ".join(
+        _category(block, "gives nothing here").split())  # the verdict wraps its lines
+    assert "Theorem 8 on the given basin" not in _category(block, "proved")

@@ -23,7 +23,7 @@ from glauber.theory.rectangle import (
     asymmetric_ising_rectangle_delta,
     rectangle_rounding_bound,
 )
-from glauber.toy_models import AsymmetricIsingModel, FunctionModel, IsingModel
+from glauber.toy_models import AsymmetricIsingModel, IsingModel, RandomJointModel
 
 TORCH_DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
@@ -128,19 +128,8 @@ def test_compatible_joint_with_huge_energies_is_not_flagged():
     # same joint, so it is compatible; delta is rounding of scores of size 1e7.
     n, q = 4, 3
     rng = np.random.default_rng(0)
-    energy = rng.standard_normal(q**n) * 1e7
-    weights = q ** np.arange(n - 1, -1, -1)
-
-    def score(x, i):
-        out = np.empty((len(x), q))
-        for a in range(q):
-            y = x.copy()
-            y[:, i] = a
-            out[:, a] = -energy[y @ weights]
-        return out
-
-    res = rectangle_test(FunctionModel(n, q, score), rng.integers(q, size=(30, n)), 1.0, 300,
-                         seed=0)
+    joint = RandomJointModel(n, q, rng, scale=1e7)
+    res = rectangle_test(joint, rng.integers(q, size=(30, n)), 1.0, 300, seed=0)
     assert res.max_abs_delta > 0  # rounding is really there
     assert res.n_above_bound == 0
 

@@ -11,15 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from glauber.errors import InvalidParameterError, InvalidProbabilityError
+from glauber.theory import ising_closed_forms
 from glauber.theory.contraction import coupling_distance_bound
-from glauber.theory.ising_closed_forms import (
-    curie_weiss_fast_bound,
-    curie_weiss_tmix_bound,
-    dobrushin_ising_bound,
-    dobrushin_ising_tmix_bound,
-    ising_cycle_relaxation_time,
-    ising_neighbour_influence,
-)
 
 SETTINGS = settings(max_examples=40, deadline=None)
 
@@ -51,7 +44,9 @@ def test_cycle_relaxation_time_matches_exact_spectrum(n: int, beta: float) -> No
     root = np.sqrt(pi)
     eig = np.sort(np.linalg.eigvalsh(root[:, None] * P / root[None, :]))
     gap = 1.0 - eig[-2]
-    assert 1.0 / gap == pytest.approx(ising_cycle_relaxation_time(n, beta), rel=1e-9)
+    assert 1.0 / gap == pytest.approx(
+        ising_closed_forms.ising_cycle_relaxation_time(n, beta), rel=1e-9
+    )
 
 
 def _influence_by_enumeration(beta: float, degree: int) -> float:
@@ -71,7 +66,7 @@ def _influence_by_enumeration(beta: float, degree: int) -> float:
 @SETTINGS
 @given(st.floats(-3.0, 3.0), st.integers(1, 9))
 def test_neighbour_influence(beta: float, degree: int) -> None:
-    got = ising_neighbour_influence(beta, degree)
+    got = ising_closed_forms.ising_neighbour_influence(beta, degree)
     assert got == pytest.approx(_influence_by_enumeration(beta, degree), abs=1e-12)
     # docs/theory.md, `dobrushin`: tanh(beta) for odd degree (S = 0 possible), tanh(2 beta)/2 for
     # even degree.
@@ -82,10 +77,16 @@ def test_neighbour_influence(beta: float, degree: int) -> None:
 
 def test_dobrushin_hand_values() -> None:
     c = 1 - 2 * math.tanh(0.1)
-    assert dobrushin_ising_bound(10, 2, 0.1, 100) == pytest.approx(10 * (1 - c / 10) ** 100)
-    assert dobrushin_ising_tmix_bound(10, 2, 0.1, 0.25) == math.ceil(10 * math.log(40) / c)
-    assert dobrushin_ising_bound(10, 4, math.atanh(0.25), 5) == math.inf  # 4 tanh(beta) = 1
-    assert dobrushin_ising_tmix_bound(10, 3, 1.0) == math.inf
+    assert ising_closed_forms.dobrushin_ising_bound(10, 2, 0.1, 100) == pytest.approx(
+        10 * (1 - c / 10) ** 100
+    )
+    assert ising_closed_forms.dobrushin_ising_tmix_bound(10, 2, 0.1, 0.25) == math.ceil(
+        10 * math.log(40) / c
+    )
+    assert (
+        ising_closed_forms.dobrushin_ising_bound(10, 4, math.atanh(0.25), 5) == math.inf
+    )  # 4 tanh(beta) = 1
+    assert ising_closed_forms.dobrushin_ising_tmix_bound(10, 3, 1.0) == math.inf
 
 
 @SETTINGS
@@ -99,7 +100,7 @@ def test_dobrushin_bound_dominates_matrix_certificate(
     A = np.triu(rng.random((n, n)) < 0.4, 1)
     A = (A | A.T).astype(float)
     max_degree = int(A.sum(axis=1).max())
-    bound = dobrushin_ising_bound(n, max_degree, beta, t)
+    bound = ising_closed_forms.dobrushin_ising_bound(n, max_degree, beta, t)
     if math.isfinite(bound):
         assert coupling_distance_bound(math.tanh(beta) * A, t) <= bound * (1 + 1e-9)
 
@@ -109,29 +110,31 @@ def test_dobrushin_bound_dominates_matrix_certificate(
 def test_curie_weiss_row_sums_below_alpha(n: int, alpha: float) -> None:
     # The justification of c = 1 - alpha: (n-1) x (exact neighbour influence at beta = alpha/n)
     # is at most alpha.
-    assert (n - 1) * ising_neighbour_influence(alpha / n, n - 1) <= alpha + 1e-12
+    assert (n - 1) * ising_closed_forms.ising_neighbour_influence(alpha / n, n - 1) <= alpha + 1e-12
     c = 1 - alpha
-    assert curie_weiss_fast_bound(n, alpha, 50) == pytest.approx(n * (1 - c / n) ** 50)
-    assert curie_weiss_tmix_bound(n, alpha) == math.ceil(n * math.log(4 * n) / c)
+    assert ising_closed_forms.curie_weiss_fast_bound(n, alpha, 50) == pytest.approx(
+        n * (1 - c / n) ** 50
+    )
+    assert ising_closed_forms.curie_weiss_tmix_bound(n, alpha) == math.ceil(n * math.log(4 * n) / c)
 
 
 def test_curie_weiss_low_temperature_gives_no_bound() -> None:
-    assert curie_weiss_fast_bound(10, 1.0, 5) == math.inf
-    assert curie_weiss_tmix_bound(10, 1.3) == math.inf
+    assert ising_closed_forms.curie_weiss_fast_bound(10, 1.0, 5) == math.inf
+    assert ising_closed_forms.curie_weiss_tmix_bound(10, 1.3) == math.inf
 
 
 def test_errors() -> None:
     with pytest.raises(InvalidParameterError):
-        ising_cycle_relaxation_time(2, 0.5)
+        ising_closed_forms.ising_cycle_relaxation_time(2, 0.5)
     with pytest.raises(InvalidParameterError):
-        ising_cycle_relaxation_time(5, -0.5)
+        ising_closed_forms.ising_cycle_relaxation_time(5, -0.5)
     with pytest.raises(InvalidParameterError):
-        ising_neighbour_influence(math.nan, 2)
+        ising_closed_forms.ising_neighbour_influence(math.nan, 2)
     with pytest.raises(InvalidParameterError):
-        ising_neighbour_influence(0.5, 0)
+        ising_closed_forms.ising_neighbour_influence(0.5, 0)
     with pytest.raises(InvalidParameterError):
-        dobrushin_ising_bound(5, 2, 0.1, -1)
+        ising_closed_forms.dobrushin_ising_bound(5, 2, 0.1, -1)
     with pytest.raises(InvalidProbabilityError):
-        dobrushin_ising_tmix_bound(5, 2, 0.1, 0.0)
+        ising_closed_forms.dobrushin_ising_tmix_bound(5, 2, 0.1, 0.0)
     with pytest.raises(InvalidParameterError):
-        curie_weiss_fast_bound(0, 0.5, 1)
+        ising_closed_forms.curie_weiss_fast_bound(0, 0.5, 1)

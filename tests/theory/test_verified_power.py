@@ -32,20 +32,10 @@ from glauber.theory.verified_power import (
     tmix_upper,
 )
 
+from ..support import power_sum_mp
+
 mp = mpmath.mp.clone()
 mp.dps = 80
-
-
-def f_mp(C: np.ndarray, t: int):
-    """``1^T M^t 1`` at 80 digits with ``M = ((n - 1) I + C) / n`` built from exact rationals."""
-    n = C.shape[0]
-    M = mp.matrix(n, n)
-    for i in range(n):
-        for j in range(n):
-            exact = Fraction(n - 1, n) if i == j else Fraction(float(C[i, j])) / n
-            M[i, j] = mp.mpf(exact.numerator) / exact.denominator
-    P = M**t
-    return mp.fsum(P[i, j] for i in range(n) for j in range(n))
 
 
 def test_issue_reproducer_gives_the_exact_answer():
@@ -85,9 +75,9 @@ def test_near_critical_certificates_are_never_contradicted(seed, n, log_gap, eps
     if math.isinf(r.t):
         return
     assert r.rigorous  # n <= 24: the exact search always decides
-    assert f_mp(C, int(r.t)) <= eps
+    assert power_sum_mp(C, int(r.t)) <= eps
     if r.minimal:
-        assert f_mp(C, int(r.t) - 1) > eps
+        assert power_sum_mp(C, int(r.t) - 1) > eps
 
 
 def test_unprovable_case_is_marked_not_rigorous_and_the_bare_function_refuses():
@@ -99,7 +89,7 @@ def test_unprovable_case_is_marked_not_rigorous_and_the_bare_function_refuses():
     r = matrix_power_search(C, 0.25, exact_max_sites=0)
     assert not r.rigorous and "rounding" in r.reason
     exact = exact_power_search(C, 0.25)
-    assert exact.t is not None and f_mp(C, int(exact.t)) <= 0.25 < f_mp(C, int(exact.t) - 1)
+    assert exact.t is not None and power_sum_mp(C, int(exact.t)) <= 0.25 < power_sum_mp(C, int(exact.t) - 1)
     # more sites than the exact search takes: the bare certificate raises, the report keeps the
     # norm certificates (rigorous) and drops the matrix power from "best"
     n = 25
@@ -116,7 +106,7 @@ def test_unprovable_case_is_marked_not_rigorous_and_the_bare_function_refuses():
 def test_power_sum_enclosure_contains_the_80_digit_value(seed, n, t):
     C = _near_critical(seed, n, -2.0)
     (b,) = power_sum_bounds(C, [t])
-    exact = f_mp(C, t)
+    exact = power_sum_mp(C, t)
     assert b.lower <= exact <= b.upper
     assert coupling_distance_bound(C, t) >= exact
 

@@ -67,14 +67,22 @@ def adjacent_pair_expectations(chain: ExactChain) -> tuple[np.ndarray, np.ndarra
     return (np.concatenate(xs), np.concatenate(ys), np.concatenate(js), np.concatenate(values))
 
 
-@given(model=models(), factor=st.floats(0.3, 3.0))
+def chain_near_threshold(model, factor: float) -> ExactChain:
+    """The exact chain of ``model`` at ``factor`` times Corollary 7's threshold temperature."""
+    return ExactChain(model, tau_near_threshold(model, factor))
+
+
+#: Theorem 5's corrected certificates are checked on toys around Corollary 7's threshold.
+NEAR_THRESHOLD = given(model=models(), factor=st.floats(0.3, 3.0))
+
+
+@NEAR_THRESHOLD
 @settings(max_examples=25, deadline=None)
 def test_corrected_theorem5_every_certificate_bounds_the_exact_mixing_time(model, factor):
-    tau = tau_near_threshold(model, factor)
-    chain = ExactChain(model, tau)
+    chain = chain_near_threshold(model, factor)
     C = chain.influence_matrix()
     certs = [certify_contraction(C, EPS), certify_contraction(
-        influence_matrix_bound(chain.oscillation_matrix(), tau), EPS
+        influence_matrix_bound(chain.oscillation_matrix(), chain.tau), EPS
     )]  # from the exact C and from the (sharper Lemma 6) oscillation bound on C
     bounds = [
         b for cert in certs
@@ -92,11 +100,10 @@ def test_corrected_theorem5_every_certificate_bounds_the_exact_mixing_time(model
         assert certs[0].best_bound <= certs[1].best_bound  # exact C is never worse
 
 
-@given(model=models(), factor=st.floats(0.3, 3.0))
+@NEAR_THRESHOLD
 @settings(max_examples=25, deadline=None)
 def test_corrected_theorem5_one_step_contraction_on_adjacent_pairs(model, factor):
-    tau = tau_near_threshold(model, factor)
-    chain = ExactChain(model, tau)
+    chain = chain_near_threshold(model, factor)
     C = chain.influence_matrix()
     xs, ys, js, values = adjacent_pair_expectations(chain)
     # Corrected: E[d_H] <= 1 - 1/n + (1/n) sum_i c_ij <= 1 - (1 - alpha_col)/n, for every pair.
@@ -191,8 +198,7 @@ def test_copy_star_family_refutes_whenever_the_closed_form_says_so(n, q, strengt
        factor=st.floats(0.5, 3.0))
 @settings(max_examples=20, deadline=None)
 def test_path_coupling_bound_from_exact_adjacent_pair_expectations(model, factor):
-    tau = tau_near_threshold(model, factor)
-    chain = ExactChain(model, tau)
+    chain = chain_near_threshold(model, factor)
     _, _, _, values = adjacent_pair_expectations(chain)
     kappa = float(values.max())
     assert kappa == pytest.approx(chain.one_step_hamming_all_pairs_adjacent().expected_distance)
