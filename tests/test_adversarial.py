@@ -41,6 +41,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from glauber import theory
+from glauber.core.enumeration import table_queries
 from glauber.errors import GlauberError
 from glauber.estimators import (
     coupling_time,
@@ -615,7 +616,8 @@ def _upper_exact_searched(model, tau, name):
                     assert t_mix <= ub.tmix_bound
                     COUNTS[f"{name}: t_mix vs proved bound"] += 1
     assert checked, model.spec  # the tabulation always applies to these small models
-    found, error = typed(search_influence, model, tau, budget=40, seed=0)
+    budget = min(40, table_queries(model.n, model.q))  # at most a tabulation's queries
+    found, error = typed(search_influence, model, tau, budget=budget, seed=0)
     if error is None:
         assert (found.C <= C + found.tolerance).all(), model.spec
     COUNTS[f"{name}: upper >= exact >= searched"] += 1
