@@ -28,6 +28,7 @@ from benchmarks import (
     influence_search,
     influence_search_large,
     memory,
+    mh_pll,
     sampler,
     upper_bound,
 )
@@ -48,6 +49,7 @@ BENCHMARKS: dict[str, tuple[Callable[[], dict], str]] = {
     "influence_search_large": (influence_search_large.run,
                                "python benchmarks/influence_search_large.py"),
     "exact_window": (exact_window.run, "python benchmarks/exact_window.py"),
+    "mh_pll": (mh_pll.run, "python benchmarks/mh_pll.py"),
     "exact_scale": (exact_scale.run, "python benchmarks/exact_scale.py"),
     "upper_bound": (upper_bound.run, "python benchmarks/upper_bound.py"),
 }

@@ -52,6 +52,12 @@ class NonPositiveConditionalError(GlauberInputError):
     """A conditional probability is zero where positivity is assumed (Proposition 1)."""
 
 
+class InvalidKernelError(GlauberInputError):
+    """A Markov kernel or annealing schedule is not recognised, or does not apply to the model
+    (an unknown kernel name, a malformed schedule, a Metropolis-Hastings energy the model cannot
+    give)."""
+
+
 class StateSpaceTooLargeError(GlauberInputError):
     """The state space ``q**n`` exceeds the configured enumeration limit."""
 
@@ -188,6 +194,7 @@ __all__ = [
     "NonFiniteScoresError",
     "NonRealScoresError",
     "NonPositiveConditionalError",
+    "InvalidKernelError",
     "StateSpaceTooLargeError",
     "BasinError",
     "ResourceLimitError",

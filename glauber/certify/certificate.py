@@ -33,6 +33,7 @@ from glauber.certify import stages
 from glauber.certify.stages import ClaimKey
 from glauber.core.arrays import JsonResult, jsonable
 from glauber.core.claims import Claim
+from glauber.core.kernel_spec import check_kernel, parse_schedule
 from glauber.core.restrict import SITE_NUMBERING
 from glauber.core.validation import check_nonnegative_int, check_positive_int
 from glauber.errors import InvalidParameterError
@@ -41,6 +42,7 @@ from glauber.estimators.drift import DriftResult
 from glauber.estimators.influence import InfluenceResult
 from glauber.estimators.margins import MarginsResult
 from glauber.estimators.rectangle import RectangleTestResult
+from glauber.exact.kernel_summary import KernelSummary
 from glauber.exact.rectangles import RectangleSummary
 from glauber.theory.contraction import ContractionCertificate
 
@@ -189,6 +191,10 @@ class Settings(JsonResult):
     bracket : bool
         Compute the bracket ``tau_no_cert < tau_cert`` (:mod:`glauber.certify.bracket`; no
         model row of its own).
+    kernel, epsilon, anneal : str, float, str or None
+        Another kernel (:mod:`glauber.core.kernel_spec`: its name, its uniform-redraw
+        probability, an annealing schedule) whose exact values the ``kernel`` stage adds beside
+        the claims, which are about the paper's random scan (default: that kernel, no stage).
 
     Raises
     ------
@@ -208,10 +214,15 @@ class Settings(JsonResult):
     exhaustive: bool | None = None
     search_budget: int = DEFAULT_SEARCH_BUDGET
     bracket: bool = True
+    kernel: str = "random"
+    epsilon: float = 0.0
+    anneal: str | None = None
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
+            if f.name in ("kernel", "epsilon", "anneal"):
+                continue
             if f.name == "exhaustive":
                 if value is not None and not isinstance(value, (bool, np.bool_)):
                     raise InvalidParameterError(
@@ -224,6 +235,11 @@ class Settings(JsonResult):
                 object.__setattr__(self, f.name, check_nonnegative_int(value, f.name))
             else:
                 object.__setattr__(self, f.name, check_positive_int(value, f.name))
+        spec = check_kernel(self.kernel, self.epsilon)
+        object.__setattr__(self, "kernel", spec.name)
+        object.__setattr__(self, "epsilon", spec.epsilon)
+        if self.anneal is not None:
+            object.__setattr__(self, "anneal", parse_schedule(self.anneal).spec)
 
 
 @dataclass(frozen=True)
@@ -317,6 +333,9 @@ class Certificate:
         Exact values of a small chain, when computed.
     exact_note : str
         Why ``exact`` is or is not there.
+    kernel : KernelSummary or None
+        The exact values of another kernel (``Settings.kernel``, ``glauber certify --kernel``)
+        on the exact chain (:mod:`glauber.certify.kernel`); the claims are about the paper's.
     source : Source or None
         How to rebuild the model (set by the ``glauber certify`` command; None for a model
         passed from Python).
@@ -356,6 +375,7 @@ class Certificate:
     versions: Versions
     exact: ExactValues | None = None
     exact_note: str = ""
+    kernel: KernelSummary | None = None
     source: Source | None = None
     positions: tuple[int, ...] | None = None
     site_numbering: str = SITE_NUMBERING

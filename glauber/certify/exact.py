@@ -12,25 +12,17 @@ and every rectangle's ``delta`` (Proposition 4).
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 import numpy as np
 
 from glauber.certify.certificate import ExactValues, StateMass, Trap
-from glauber.errors import (
-    ConvergenceError,
-    NonPositiveConditionalError,
-    PrecisionError,
-    StateSpaceTooLargeError,
-    StepLimitError,
-    UnderflowError,
-)
+from glauber.errors import StepLimitError
 from glauber.exact.chain import ExactChain
-from glauber.exact.spectral import GAP_RTOL
+from glauber.exact.spectral import GAP_RTOL, spectral_tmix_lower_bound
+from glauber.exact.unavailable import Attempts
 from glauber.theory.contraction import certify_contraction
 from glauber.theory.distances import tv_rounding_bound
 from glauber.theory.escape import theorem8_escape_bound
-from glauber.theory.floating import SMALLEST_SUBNORMAL, round_down, round_up
 
 #: Largest state space for which :func:`certify` computes exact values by default (20^3 windows).
 EXACT_MAX_STATES = 8192
@@ -43,11 +35,6 @@ EXACT_MAX_STATES = 8192
 EXACT_TMIX_MAX_STEPS = 500
 #: States of largest stationary mass, and perfect traps of largest margin, kept in a certificate.
 TOP_STATES = 10
-#: Gaps below which :func:`spectral_tmix_lower_bound` bounds ``-log(1 - g)`` by its series.
-_SERIES_BELOW = Fraction(1, 2**26)
-#: What a quantity that cannot be computed raises; it is then reported missing, with the reason.
-_UNAVAILABLE = (ConvergenceError, NonPositiveConditionalError, PrecisionError,
-                StateSpaceTooLargeError, UnderflowError)
 
 
 def exact_values(
@@ -77,14 +64,8 @@ def exact_values(
     NonPositiveConditionalError, NonFiniteScoresError
         If the chain itself cannot be built (its conditionals are not all positive and finite).
     """
-    notes: list[str] = []
-
-    def attempt(what: str, compute):  # type: ignore[no-untyped-def]
-        try:
-            return compute()
-        except _UNAVAILABLE as exc:
-            notes.append(f"{what}: {exc}")
-            return None
+    attempt = Attempts()
+    notes = attempt.notes
 
     backend, dev = ("numpy", None) if device == "cpu" else ("torch", device)
     C = chain.influence_matrix()
@@ -130,56 +111,6 @@ def exact_values(
                          for k in top),
         traps=traps,
     )
-
-
-def spectral_tmix_lower_bound(gap: float | None, eps: float, gap_error: float | None = None) -> int:
-    """A lower bound on the worst-start ``t_mix(eps)`` from the absolute spectral gap.
-
-    For any eigenvalue ``lambda != 1`` of ``P``, reversible or not, ``d(t) >= |lambda|^t / 2``
-    (LPW 2nd ed., Theorem 12.5, first part: its proof uses only an eigenfunction of mean zero),
-    so ``d(t) > eps`` for every ``t < T = log(1 / (2 eps)) / -log(1 - gamma)`` (``1 - gamma``
-    the largest such ``|lambda|``) and ``t_mix(eps) >= ceil(T)``.
-
-    Rigorous for any gap the solver is within ``gap_error`` of: the true gap is at most
-    ``g = gap (1 + 2^-53) + gap_error + 2^-1075`` (the solver's error, then float64's rounding of
-    its answer to nearest, relative in the normal range and absolute below it), and
-    ``-log(1 - g)`` is bounded above (by ``g + g^2 / (2 (1 - g))`` for tiny ``g``, else by
-    ``log1p`` rounded up); ``T`` is formed from these in exact rational arithmetic with
-    ``log(1 / (2 eps))`` rounded down, so a subnormal gap gives a (huge) exact integer, never
-    an overflow. No gap gives 0.
-
-    Parameters
-    ----------
-    gap : float or None
-        The computed absolute spectral gap.
-    eps : float
-        Target distance, in (0, 1/2) (else 0 is returned: the bound says nothing).
-    gap_error : float, optional
-        Bound on ``exact gap - gap``; default ``2 GAP_RTOL gap``, twice the dense solvers'
-        accuracy (a Lanczos gap states its own: ``SpectralEstimate.gap_upper``).
-
-    Examples
-    --------
-    >>> spectral_tmix_lower_bound(0.5, 0.25)  # d(t) >= 2^-t / 2 > 1/4 for t < 1
-    1
-    >>> spectral_tmix_lower_bound(1e-3, 0.25)  # log 2 / -log(0.999) = 692.8
-    693
-    >>> spectral_tmix_lower_bound(5e-324, 0.25) > 10**322  # no OverflowError
-    True
-    """
-    if gap is None or not 0.0 < gap < 1.0 or not 0.0 < eps < 0.5:
-        return 0
-    error = 2.0 * GAP_RTOL * gap if gap_error is None else float(gap_error)
-    g = (Fraction(gap) * (1 + Fraction(1, 2**53)) + Fraction(error)
-         + Fraction(SMALLEST_SUBNORMAL["float64"]) / 2)
-    if g >= 1:
-        return 0
-    if g < _SERIES_BELOW:  # -log(1 - g) = g + g^2/2 + g^3/3 + ... <= g + g^2 / (2 (1 - g))
-        log_rate = g + g * g / (2 * (1 - g))
-    else:  # log1p within one ulp of a float g rounded up
-        log_rate = Fraction(round_up(round_up(-math.log1p(-round_up(float(g))))))
-    log_target = round_down(round_down(-math.log(2.0 * eps)))  # math.log: within one ulp
-    return max(0, math.ceil(Fraction(log_target) / log_rate))
 
 
 def _gap_error(chain: ExactChain, gap: float) -> float:

@@ -168,9 +168,10 @@ def all_stages() -> tuple[Stage, ...]:
 
     ``table`` first (every later stage then reads the exact chain's score table), ``bracket``
     right after ``influence`` (it reads the influence stage's witnesses), ``exact`` right after
-    ``margins`` (it examines the best trap the margins found).
+    ``margins`` (it examines the best trap the margins found), ``kernel`` (another kernel's exact
+    values, :mod:`glauber.certify.kernel`) after it.
     """
-    from glauber.certify import bracket, claims, render, runs
+    from glauber.certify import bracket, claims, kernel, render, runs
     from glauber.certify.certificate import ExactValues
     from glauber.estimators.coupling import CouplingResult
     from glauber.estimators.drift import DriftResult
@@ -178,6 +179,7 @@ def all_stages() -> tuple[Stage, ...]:
     from glauber.estimators.influence_bracket import InfluenceBracket
     from glauber.estimators.margins import MarginsResult
     from glauber.estimators.rectangle import RectangleTestResult
+    from glauber.exact.kernel_summary import KernelSummary
 
     return (
         Stage("table", runs.table, {}, plan=runs.table_rows),
@@ -192,6 +194,7 @@ def all_stages() -> tuple[Stage, ...]:
               claims.margins_claims, render.margins_sections, runs.margins_rows),
         Stage("exact", runs.exact_stage, {"exact": ExactValues | None, "exact_note": str},
               render=render.exact_sections),
+        Stage("kernel", kernel.run, {"kernel": KernelSummary | None}, render=kernel.render),
         Stage("drift", runs.drift_stage, {"drift": DriftResult, "drift_band": DriftResult},
               claims.drift_claims, render.drift_sections, runs.drift_rows),
         Stage("coupling", runs.coupling_stage, {"coupling": CouplingResult | None},

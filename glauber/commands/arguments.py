@@ -48,6 +48,49 @@ def add_common_arguments(parser: argparse.ArgumentParser, model: bool = True) ->
     add_window_arguments(parser)
 
 
+def add_kernel_arguments(parser: argparse.ArgumentParser, anneal: bool = True) -> None:
+    """Add ``--kernel``, ``--epsilon`` and (with ``anneal``) ``--anneal``: the options that
+    choose a chain's kernel (:mod:`glauber.core.kernel_spec`), checked by :func:`kernel_from`
+    before any model is loaded."""
+    from glauber.core.kernel_spec import KERNEL_NAMES
+
+    parser.add_argument("--kernel", default="random", metavar="KERNEL",
+                        help=f"Markov kernel: {', '.join(KERNEL_NAMES)} (default random: the "
+                             "paper's random scan; sweep and shuffled count one pass as a step)")
+    parser.add_argument("--epsilon", type=float, default=0.0, metavar="E",
+                        help="probability of a uniform redraw at each site update, in [0, 1] "
+                             "(default 0)")
+    if anneal:
+        parser.add_argument("--anneal", default=None, metavar="SCHEDULE",
+                            help="annealing schedule of the temperature per step: "
+                                 "geometric:START:END:STEPS, linear:START:END:STEPS or a list "
+                                 "such as 2,1,0.5 (the last temperature stays after it)")
+
+
+def kernel_from(args: argparse.Namespace, command: str | None = None) -> tuple[Any, Any]:
+    """The checked kernel (``KernelSpec``) and schedule (``Schedule`` or None) of the options.
+
+    ``command`` names a command that takes no ``--anneal`` (it has one when given there).
+
+    Raises
+    ------
+    InvalidKernelError, InvalidProbabilityError, InvalidTemperatureError
+        On an unknown kernel or schedule, ``epsilon`` outside ``[0, 1]``, or a schedule
+        temperature that is not finite and > 0.
+    """
+    from glauber.core.kernel_spec import check_kernel, parse_schedule
+    from glauber.errors import InvalidKernelError
+
+    spec = check_kernel(args.kernel, args.epsilon)
+    text = getattr(args, "anneal", None)
+    if text is not None and command is not None:
+        raise InvalidKernelError(
+            f"--anneal does not apply to {command}: its cells run at fixed temperatures "
+            "(anneal a trajectory instead: glauber trajectory --anneal ...)"
+        )
+    return spec, None if text is None else parse_schedule(text)
+
+
 def executor_from(args: argparse.Namespace) -> Any:
     """The :class:`~glauber.experiments.executor.Executor` ``--ray`` asks for (in process by
     default)."""
@@ -63,7 +106,9 @@ def command_line() -> str:
 
 __all__ = [
     "add_common_arguments",
+    "add_kernel_arguments",
     "add_window_arguments",
     "command_line",
     "executor_from",
+    "kernel_from",
 ]

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from glauber.commands.arguments import add_window_arguments
+from glauber.commands.arguments import add_kernel_arguments, add_window_arguments, kernel_from
 
 #: The line of ``glauber --help``.
 HELP = "certify a masked LM or a toy model at a temperature (table + JSON)"
@@ -107,6 +107,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                         "certificate can exist (the influences found) and where one is proved "
                         "(a rigorous upper bound on them); no model row of its own (default: "
                         "on)")
+    add_kernel_arguments(parser)
     parser.set_defaults(func=run)
 
 
@@ -127,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
 
     tau = check_tau(args.tau)
     eps = check_eps(args.eps)
+    kernel, schedule = kernel_from(args)
     seed = check_nonnegative_int(args.seed, "--seed")
     sizes = {
         flag: check_positive_int(getattr(args, flag.replace("-", "_")), f"--{flag}")
@@ -150,7 +152,8 @@ def run(args: argparse.Namespace) -> int:
         settings = Settings(
             n_rectangles=sizes["rectangles"], n_contexts=sizes["contexts"],
             n_pairs=sizes["pairs"], budget=sizes["budget"], batch_size=sizes["batch-size"],
-            search_budget=sizes["search-budget"], bracket=args.bracket,
+            search_budget=sizes["search-budget"], kernel=kernel.name, epsilon=kernel.epsilon,
+            anneal=None if schedule is None else schedule.spec, bracket=args.bracket,
         )
         cert = certify(model, tau, states, settings, eps=eps, seed=seed, exact=args.exact,
                        progress=bar, device=args.device)

@@ -11,7 +11,7 @@ HELP = "rectangle test, alphas, margins, drift, coupling and exact t_mix, model 
 
 def register(subparsers: Any) -> None:
     """Add the ``compare`` parser."""
-    from glauber.commands.arguments import add_common_arguments
+    from glauber.commands.arguments import add_common_arguments, add_kernel_arguments
 
     p = subparsers.add_parser(
         "compare",
@@ -25,6 +25,7 @@ def register(subparsers: Any) -> None:
                     "own chain).",
     )
     add_common_arguments(p, model=False)
+    add_kernel_arguments(p)
     p.add_argument("--models", required=True,
                    help="comma-separated models, e.g. ising-cycle:n=8,asym-ising:n=8,antiberty")
     p.add_argument("--taus", required=True, help="temperatures, e.g. 0.5,1,2")
@@ -42,17 +43,19 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) the comparison and print the Markdown."""
-    from glauber.commands.arguments import command_line, executor_from
+    from glauber.commands.arguments import command_line, executor_from, kernel_from
     from glauber.experiments.common import parse_names
     from glauber.experiments.compare import compare, compare_markdown
     from glauber.models import is_toy_spec, window_spec
 
+    spec, schedule = kernel_from(args)
     names = [name if is_toy_spec(name) or args.context is None
              else window_spec(name, args.context, args.sites)
              for name in parse_names(args.models, "--models")]
     results = compare(names, args.taus, args.out, args.length, args.contexts,
                       args.rectangles, args.pairs, args.budget, args.seed, executor_from(args),
-                      args.device, progress=not args.no_progress, command=command_line())
+                      args.device, progress=not args.no_progress, command=command_line(),
+                      kernel=spec, anneal=schedule)
     print(compare_markdown(results))
     return 0
 

@@ -11,7 +11,7 @@ HELP = "coupling-time phase diagram over temperatures x lengths (CSV + heatmap)"
 
 def register(subparsers: Any) -> None:
     """Add the ``phase-diagram`` parser."""
-    from glauber.commands.arguments import add_common_arguments
+    from glauber.commands.arguments import add_common_arguments, add_kernel_arguments
 
     p = subparsers.add_parser(
         "phase-diagram",
@@ -19,6 +19,7 @@ def register(subparsers: Any) -> None:
                     "median steps to agreement within the budget; exact t_mix beside toy cells.",
     )
     add_common_arguments(p)
+    add_kernel_arguments(p)
     p.add_argument("--taus", required=True, help="temperatures, e.g. 0.5,1,2")
     p.add_argument("--lengths", default=None,
                    help="sequence lengths, e.g. 8,16 (required unless --context gives a window)")
@@ -30,14 +31,15 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the experiment and print where the outputs are."""
-    from glauber.commands.arguments import command_line, executor_from
+    from glauber.commands.arguments import command_line, executor_from, kernel_from
     from glauber.experiments.phase_diagram import phase_diagram
     from glauber.models import window_spec
 
+    spec, _ = kernel_from(args, command="phase-diagram")
     rows = phase_diagram(window_spec(args.model, args.context, args.sites), args.taus,
                          args.lengths, args.pairs, args.budget, args.seed,
                          args.out, executor_from(args), args.device, not args.no_exact,
-                         not args.no_progress, command_line())
+                         not args.no_progress, command_line(), kernel=spec)
     censored = sum(bool(r["censored"]) for r in rows)
     print(f"{len(rows)} cells ({censored} censored) -> {args.out}/phase_diagram.csv, "
           f"phase_diagram.png")

@@ -11,7 +11,7 @@ HELP = "long chains with checkpoints; traps (perfect/approximate), drift, PCA pl
 
 def register(subparsers: Any) -> None:
     """Add the ``trajectory`` parser."""
-    from glauber.commands.arguments import add_common_arguments
+    from glauber.commands.arguments import add_common_arguments, add_kernel_arguments
 
     p = subparsers.add_parser(
         "trajectory",
@@ -19,6 +19,7 @@ def register(subparsers: Any) -> None:
                     "and writes the same bytes as an uninterrupted run.",
     )
     add_common_arguments(p)
+    add_kernel_arguments(p)
     p.add_argument("--tau", type=float, default=1.0, help="temperature (default 1)")
     p.add_argument("--steps", type=int, default=10_000, help="steps per chain (default 10000)")
     p.add_argument("--chains", type=int, default=4, help="number of chains (default 4)")
@@ -39,16 +40,21 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run (or resume) the chains and print a summary."""
-    from glauber.commands.arguments import command_line
+    from glauber.commands.arguments import command_line, kernel_from
     from glauber.experiments.trajectory import trajectory
     from glauber.models import window_spec
 
+    spec, schedule = kernel_from(args)
     if args.ray is not None:
         print("trajectory: --ray ignored (one sequential run per command)")
     s = trajectory(window_spec(args.model, args.context, args.sites), args.tau, args.steps,
                    args.chains, args.checkpoint_every, args.out, args.seed, args.record_every,
                    args.length, args.window, args.threshold, args.levels, args.device,
-                   not args.no_progress, command_line())
+                   not args.no_progress, command_line(), kernel=spec, anneal=schedule)
+    acceptance = s.get("acceptance")
+    if acceptance is not None:
+        print(f"Metropolis-Hastings acceptance {acceptance['overall']:.3f} over "
+              f"{acceptance['proposed']} proposals (per site in the summary)")
     print(f"{s['n_traps']} traps ({s['n_perfect']} perfect) -> {args.out}/trajectory_summary.json")
     return 0
 

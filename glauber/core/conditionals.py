@@ -127,6 +127,29 @@ def scaled_log_conditionals(
     return _scaled_log_conditionals(model, states, sites, check_tau(tau), True, True)[:3]
 
 
+def scores_and_log_conditionals(
+    model: ConditionalModel, states: Any, sites: Any, tau: float, check_finite: bool = True
+) -> tuple[Any, Any]:
+    """The scores at ``tau = 1`` and :func:`log_conditionals` at ``tau``, from one model call.
+
+    A Metropolis-Hastings step needs both (its proposal at ``tau``, its energy from the scores
+    at ``tau = 1``; :mod:`glauber.estimators.kernel_steps`).
+
+    Returns
+    -------
+    (scores, log_p)
+        Both ``[B, q]`` in the model's array library (``scores`` as the model returned them).
+
+    Raises
+    ------
+    InvalidTemperatureError, NonFiniteScoresError
+        As :func:`log_conditionals`.
+    """
+    lp, _, _, s = _scaled_log_conditionals(model, states, sites, check_tau(tau), check_finite,
+                                           False)
+    return s, lp
+
+
 def _scaled_log_conditionals(
     model: ConditionalModel, states: Any, sites: Any, tau: float, check_finite: bool,
     want_scale: bool,
@@ -310,5 +333,6 @@ __all__ = [
     "iter_scored_log_conditionals",
     "log_conditionals",
     "scaled_log_conditionals",
+    "scores_and_log_conditionals",
     "trusted_inputs",
 ]

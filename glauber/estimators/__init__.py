@@ -15,7 +15,9 @@ enters); every estimator batches its (state, site) queries into as few :meth:`sc
 - :func:`margins`, :func:`escape_probability`: margins, traps, Assumption 1 / Theorem 8;
 - :func:`drift`: Section 5.4, as printed and corrected;
 - :func:`glauber_chains`, :func:`coupling_time`, :func:`maximal_coupling_step`: the sampler and
-  the coupling of Section 6.1;
+  the coupling of Section 6.1, under any kernel of :mod:`glauber.core.kernel_spec` (sweeps,
+  shuffled scans, epsilon mixtures, Metropolis-Hastings, annealing);
+- :func:`pseudo_log_likelihood`: ``sum_k log p_tau(x_k | x_{-k})``, batched and sub-batched;
 - :func:`restrict` (from :mod:`glauber.core.restrict`): the chain on chosen sites of a
   full-length state, a model every estimator runs on.
 
@@ -48,7 +50,9 @@ from glauber.estimators.influence_upper import (
     UpperBoundSource,
     influence_upper_bound,
 )
+from glauber.estimators.kernel_steps import AcceptanceResult
 from glauber.estimators.margins import MarginsResult, margins
+from glauber.estimators.pll import pseudo_log_likelihood
 from glauber.estimators.rectangle import (
     ArnoldPressResult,
     Rectangles,
@@ -60,6 +64,7 @@ from glauber.estimators.sampler import ChainsResult, glauber_chains
 from glauber.estimators.witnesses import RecheckReport, Witness, recheck_witnesses
 
 __all__ = [
+    "AcceptanceResult",
     "ArnoldPressResult",
     "Basin",
     "ChainsResult",
@@ -85,6 +90,7 @@ __all__ = [
     "influence_upper_bound",
     "margins",
     "maximal_coupling_step",
+    "pseudo_log_likelihood",
     "recheck_witnesses",
     "rectangle_test",
     "restrict",

@@ -16,9 +16,11 @@ import numpy as np
 
 from glauber.core.arrays import JsonResult, is_torch, like, namespace, to_numpy
 from glauber.core.conditionals import host_states, trusted_inputs
+from glauber.core.kernel_spec import KernelSpec, check_kernel
 from glauber.core.protocol import ConditionalModel
 from glauber.core.validation import check_positive_int, check_tau
 from glauber.errors import InvalidParameterError
+from glauber.estimators.kernel_steps import KernelStepper
 from glauber.estimators.sampler import (
     FiniteGuard,
     SeedLike,
@@ -150,6 +152,8 @@ def coupling_time(
     batch_size: int = 4096,
     sync_every: int = 50,
     progress: Callable[[int, int], Any] | None = None,
+    kernel: str | KernelSpec = "random",
+    epsilon: float | None = None,
 ) -> CouplingResult:
     """Steps to agreement of same-site maximally coupled pairs of chains (paper §6.1 protocol).
 
@@ -176,6 +180,13 @@ def coupling_time(
     progress : callable, optional
         Called as ``progress(t, budget)`` at each check (draws no random numbers, so the result
         does not depend on it).
+    kernel : str or KernelSpec
+        The kernel both chains run (:mod:`glauber.core.kernel_spec`; default the paper's): a
+        pair updates the same sites (the same order for a shuffled pass), maximally couples its
+        site laws (the proposals, for Metropolis-Hastings, with one shared uniform for the
+        acceptance); steps are the kernel's (passes for a sweep).
+    epsilon : float, optional
+        Probability of a uniform redraw at each site update, in ``[0, 1]``.
 
     Returns
     -------
@@ -188,9 +199,12 @@ def coupling_time(
         shape.
     InvalidTemperatureError, SequenceLengthError, VocabularyError
         On a bad temperature or bad states.
+    InvalidKernelError, InvalidProbabilityError
+        On an unknown kernel or ``epsilon`` outside ``[0, 1]``.
     NonFiniteScoresError
         If the model returns NaN or infinite scores (on torch, detected at the next sync point).
     """
+    spec = check_kernel(kernel, epsilon)
     tau = check_tau(tau)
     budget = check_positive_int(budget, "budget")
     batch_size = check_positive_int(batch_size, "batch_size")
@@ -209,14 +223,17 @@ def coupling_time(
     active = np.flatnonzero(times < 0)
     if active.size:
         stacked = to_model_library(model, np.concatenate([xs[active], ys[active]]), 0, tau)
-        x, y = stacked[: active.size], stacked[active.size :]
-        gen = device_generator(x, rng)
-        xp = namespace(x)
-        hit = like(x, np.full(active.size, -1))
+        gen = device_generator(stacked, rng)
+        xp = namespace(stacked)
+        hit = like(stacked, np.full(active.size, -1))
         guard = FiniteGuard(model)
+        stepper = KernelStepper(model, spec, np.arange(model.n), stacked, gen, batch_size, guard,
+                                paired=True)
         with trusted_inputs(model):
             for t in range(1, budget + 1):
-                x, y = coupled_step(model, tau, x, y, gen, batch_size, guard)
+                stepper.step(stacked, tau)
+                P = int(stacked.shape[0]) // 2
+                x, y = stacked[:P], stacked[P:]
                 hit = xp.where(xp.all(x == y, axis=1) & (hit < 0), t, hit)
                 if t % sync_every == 0 or t == budget:
                     guard.check()
@@ -229,7 +246,8 @@ def coupling_time(
                         break
                     if keep.size < active.size:
                         sel = like(x, keep)
-                        x, y, hit = x[sel], y[sel], hit[sel]
+                        stacked, hit = concat([x[sel], y[sel]]), hit[sel]
+                        stepper.keep_pairs(sel)
                         active = active[keep]
     censored = times < 0
     times = np.where(censored, budget, times)

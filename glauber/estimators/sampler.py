@@ -1,7 +1,10 @@
 """Batched Glauber dynamics: many chains advanced together, sampled on the model's device.
 
 One step of the chain (docs/theory.md, "Notation"): pick a site ``i`` uniformly at random and
-resample ``x_i`` from ``p_tau(. | x_{-i})``. :func:`glauber_chains` advances ``B`` chains at once;
+resample ``x_i`` from ``p_tau(. | x_{-i})``; or a step of another kernel (``kernel=``: a sweep,
+a shuffled pass, an ``epsilon`` mixture, a Metropolis-Hastings correction;
+:mod:`glauber.core.kernel_spec`, stepped by :mod:`glauber.estimators.kernel_steps`), at a fixed
+temperature or under an annealing schedule. :func:`glauber_chains` advances ``B`` chains at once;
 every chain picks *its own* site (a site shared by the whole batch would make all chains one draw),
 all ``B`` queries go into one :meth:`scores` call per step (``batch_size`` permitting), and the draw
 is a Gumbel-max in the model's array library: a numpy ``Generator`` for toy models, a
@@ -16,13 +19,14 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from glauber.core.arrays import JsonResult, is_torch, like, namespace, to_numpy
+from glauber.core.arrays import JsonResult, is_torch, namespace, to_numpy
 from glauber.core.conditionals import (
     host_states,
     iter_log_conditionals,
     log_conditionals,
     trusted_inputs,
 )
+from glauber.core.kernel_spec import KernelSpec, Schedule, check_kernel
 from glauber.core.protocol import ConditionalModel
 from glauber.core.validation import check_nonnegative_int, check_positive_int, check_tau
 from glauber.errors import FrozenSitesError, InvalidParameterError, NonFiniteScoresError
@@ -222,6 +226,15 @@ class ChainsResult(JsonResult):
         The sites that were never resampled.
     seed : int or None
         The integer seed, when one was given.
+    kernel : dict
+        ``{"kernel": name, "epsilon": epsilon}`` (:class:`~glauber.core.kernel_spec.KernelSpec`).
+    schedule : dict or None
+        The annealing schedule (``tau`` is then the temperature of the last step).
+    acceptance : AcceptanceResult or None
+        Metropolis-Hastings acceptance per site and overall (None for Gibbs kernels).
+    final_energy : ndarray of float, shape (B,), or None
+        The Metropolis-Hastings energy ``E`` of each final state, over the free sites (the
+        cached value the last acceptance used; None for Gibbs kernels).
     """
 
     final_states: np.ndarray
@@ -231,6 +244,10 @@ class ChainsResult(JsonResult):
     n_steps: int
     frozen: np.ndarray
     seed: int | None
+    kernel: dict | None = None
+    schedule: dict | None = None
+    acceptance: Any = None
+    final_energy: np.ndarray | None = None
 
 
 def glauber_chains(
@@ -243,8 +260,12 @@ def glauber_chains(
     frozen: Sequence[int] | np.ndarray | None = None,
     batch_size: int = 4096,
     progress: Callable[[int], Any] | None = None,
+    kernel: str | KernelSpec = "random",
+    epsilon: float | None = None,
+    step_offset: int = 0,
 ) -> ChainsResult:
-    """Run ``B`` independent Glauber chains in parallel (the kernel of docs/theory.md, "Notation").
+    """Run ``B`` independent Glauber chains in parallel (the kernel of docs/theory.md, "Notation",
+    or another, ``kernel=``).
 
     Each step, every chain draws its own site uniformly from the non-frozen sites and resamples it
     from ``p_tau(. | x_{-i})`` (Gumbel-max). All chains share one :meth:`scores` call per step
@@ -254,12 +275,14 @@ def glauber_chains(
     Parameters
     ----------
     model : ConditionalModel
-    tau : float
-        Temperature > 0.
+    tau : float or Schedule
+        Temperature > 0, or an annealing :class:`~glauber.core.kernel_spec.Schedule`: step ``t``
+        runs at ``tau.tau_at(step_offset + t)``.
     init_states : array of int, shape (B, n)
         Initial states (vocabulary indices), one per chain.
     n_steps : int
-        Number of steps, >= 0 (each step updates one site of every chain).
+        Number of steps, >= 0 (a step of the kernel: one site of every chain for the random
+        scan, one pass over the free sites for a sweep or a shuffled scan).
     seed : int or numpy.random.Generator
         Same seed, same chains. Torch models draw from a ``torch.Generator`` on their device
         seeded from it.
@@ -273,6 +296,15 @@ def glauber_chains(
     progress : callable, optional
         ``progress(1)`` after every step (e.g. a tqdm bar's ``update``); draws nothing, so the
         chains are the same with or without it.
+    kernel : str or KernelSpec
+        ``random`` (default), ``sweep``, ``shuffled``, ``mh:pll``, ``mh:logits`` (see
+        :mod:`glauber.core.kernel_spec`). Metropolis-Hastings energies sum over the free sites;
+        a step costs ``m`` forwards per chain (``m`` free sites) where a Gibbs step costs one.
+    epsilon : float, optional
+        Probability of a uniform redraw at each site update, in ``[0, 1]`` (default 0, or the
+        spec's own).
+    step_offset : int
+        Steps already run (a resumed annealing schedule continues from there), >= 0.
 
     Returns
     -------
@@ -284,6 +316,8 @@ def glauber_chains(
         If ``tau`` is not finite and positive.
     InvalidParameterError
         If ``n_steps < 0``, ``record_every < 1``, ``batch_size < 1`` or ``init_states`` is empty.
+    InvalidKernelError, InvalidProbabilityError
+        On an unknown kernel or ``epsilon`` outside ``[0, 1]`` (before any model call).
     FrozenSitesError
         If every site is frozen.
     SequenceLengthError, VocabularyError
@@ -301,8 +335,11 @@ def glauber_chains(
     >>> r.final_states.shape, r.recorded_steps.tolist()
     ((4, 3), [0, 10])
     """
-    tau = check_tau(tau)
+    spec = check_kernel(kernel, epsilon)
+    schedule = tau if isinstance(tau, Schedule) else None
+    tau = schedule.tau_at(step_offset + 1) if schedule is not None else check_tau(tau)
     n_steps = check_nonnegative_int(n_steps, "n_steps")
+    step_offset = check_nonnegative_int(step_offset, "step_offset")
     batch_size = check_positive_int(batch_size, "batch_size")
     if record_every is not None:
         record_every = check_positive_int(record_every, "record_every")
@@ -315,18 +352,17 @@ def glauber_chains(
 
     states = to_model_library(model, x0, int(free[0]), tau)
     gen = device_generator(states, rng)
-    free_arr = like(states, free)
-    rows = like(states, np.arange(x0.shape[0]))
-
     guard = FiniteGuard(model)
     snapshots = [copy_states(states)]
     steps = [0]
+    temperatures = (schedule.temperatures(step_offset + 1, n_steps) if schedule is not None
+                    else np.full(n_steps, tau))
+    from glauber.estimators.kernel_steps import KernelStepper
+
+    stepper = KernelStepper(model, spec, free, states, gen, batch_size, guard)
     with trusted_inputs(model):
         for t in range(1, n_steps + 1):
-            sites = random_sites(states, free_arr, x0.shape[0], gen)
-            lp = step_log_conditionals(model, states, sites, tau, batch_size, check_finite=False)
-            guard.update(lp)
-            states[rows, sites] = sample_categorical(lp, gen)
+            stepper.step(states, float(temperatures[t - 1]))
             if progress is not None:
                 progress(1)
             if (record_every is not None and t % record_every == 0) or (
@@ -340,10 +376,14 @@ def glauber_chains(
         final_states=to_numpy(states).astype(np.int64),
         trajectory=trajectory,
         recorded_steps=np.asarray(steps, dtype=np.int64),
-        tau=tau,
+        tau=float(temperatures[-1]) if n_steps else tau,
         n_steps=n_steps,
         frozen=frozen_sites,
         seed=int(seed) if isinstance(seed, (int, np.integer)) else None,
+        kernel=spec.to_dict(),
+        schedule=None if schedule is None else schedule.to_dict(),
+        acceptance=stepper.acceptance(),
+        final_energy=None if stepper.energy is None else to_numpy(stepper.energy),
     )
 
 

@@ -1,7 +1,10 @@
 """The exact Glauber chain of a small model over ``V^n``: a thin caching class over free functions.
 
 ``P_tau(x, x') = (1/n) sum_i 1{x_{-i} = x'_{-i}} p_tau(x'_i | x_{-i})`` (the paper's kernel,
-Proposition 1). States are indexed in mixed radix with site 0 most significant
+Proposition 1), or another kernel of :mod:`glauber.core.kernel_spec` (``kernel=``,
+``epsilon=``): a random scan of other site updates is built here from its site rows
+(:mod:`glauber.exact.kernels`), a sweep or a shuffled scan by
+:class:`glauber.exact.scan_chain.ScanChain`, which ``ExactChain(...)`` returns for them. States are indexed in mixed radix with site 0 most significant
 (:mod:`glauber.core.enumeration`). The algorithms live in
 :mod:`~glauber.exact.stationary`, :mod:`~glauber.exact.mixing`,
 :mod:`~glauber.exact.spectral`, :mod:`~glauber.exact.basins`,
@@ -24,6 +27,7 @@ from glauber.core.enumeration import (
     neighbour_indices,
     state_index,
 )
+from glauber.core.kernel_spec import KernelSpec, check_kernel
 from glauber.core.protocol import ConditionalModel
 from glauber.core.site_model import SiteScoreModel
 from glauber.core.validation import check_eps, check_positive_int, check_tau
@@ -31,6 +35,7 @@ from glauber.errors import (
     BracketOnlyError,
     EstimateOnlyError,
     GlauberError,
+    InvalidKernelError,
     InvalidParameterError,
     NonFiniteScoresError,
     NonPositiveConditionalError,
@@ -45,6 +50,7 @@ from glauber.exact import (
     brackets,
     coupling,
     influence,
+    kernels,
     krylov,
     margins,
     mixing,
@@ -72,9 +78,9 @@ from glauber.exact.stationary import (
     log_stationary_distribution,
     stationary_distribution,
 )
-from glauber.exact.stepping import GlauberKernel
+from glauber.exact.stepping import GlauberKernel, SiteRowsKernel
 from glauber.theory.escape import BasinMargins
-from glauber.theory.kernels import REVERSIBILITY_RTOL
+from glauber.theory.kernels import REVERSIBILITY_RTOL, flow_defect
 
 
 class ExactChain:
@@ -99,6 +105,14 @@ class ExactChain:
         ``cache_key``, e.g. a restricted masked LM).
     progress : callable, optional
         ``progress(rows_done, rows_total)`` while the score table is built.
+    kernel : str or KernelSpec
+        ``"random"`` (the paper's kernel, default), ``"sweep"``, ``"shuffled"``, ``"mh:pll"``,
+        ``"mh:logits"`` (see :mod:`glauber.core.kernel_spec`). Everything below is computed
+        for that kernel; the influence, oscillation, margins and rectangles describe the
+        model's conditionals whatever the kernel.
+    epsilon : float, optional
+        Probability of a uniform redraw at each site update, in ``[0, 1]`` (default: 0, or the
+        ``epsilon`` of a ``KernelSpec``).
 
     Raises
     ------
@@ -106,6 +120,8 @@ class ExactChain:
         If ``tau`` is not finite and positive.
     StateSpaceTooLargeError
         If ``q**n > max_states`` (the message says which limit and what would fit).
+    InvalidKernelError, InvalidProbabilityError
+        On an unknown kernel or ``epsilon`` outside ``[0, 1]``.
 
     Notes
     -----
@@ -131,6 +147,14 @@ class ExactChain:
     3
     """
 
+    def __new__(cls, *args: Any, kernel: str | KernelSpec = "random",
+                epsilon: float | None = None, **kwargs: Any) -> "ExactChain":
+        if cls is ExactChain and check_kernel(kernel, epsilon).scan != "random":
+            from glauber.exact.scan_chain import ScanChain
+
+            return super().__new__(ScanChain)
+        return super().__new__(cls)
+
     def __init__(
         self,
         model: ConditionalModel,
@@ -139,7 +163,11 @@ class ExactChain:
         batch_size: int = DEFAULT_BATCH_SIZE,
         cache: bool | str | Path | None = None,
         progress: Callable[[int, int], Any] | None = None,
+        *,
+        kernel: str | KernelSpec = "random",
+        epsilon: float | None = None,
     ) -> None:
+        self.kernel = check_kernel(kernel, epsilon)
         self.tau = check_tau(tau)
         self.model = model
         self.n = int(model.n)
@@ -152,7 +180,8 @@ class ExactChain:
 
     def __repr__(self) -> str:
         name = getattr(self.model, "name", type(self.model).__name__)
-        return f"ExactChain(model={name!r}, n={self.n}, q={self.q}, tau={self.tau})"
+        kernel = "" if self.kernel.is_plain else f", kernel={self.kernel.label!r}"
+        return f"ExactChain(model={name!r}, n={self.n}, q={self.q}, tau={self.tau}{kernel})"
 
     def _cached(self, key: str, compute: Any) -> Any:
         if key not in self._cache:
@@ -209,7 +238,8 @@ class ExactChain:
         InvalidTemperatureError
             If ``tau`` is not finite and > 0.
         """
-        chain = ExactChain(self.model, tau, self.num_states, self.batch_size, self.cache)
+        chain = ExactChain(self.model, tau, self.num_states, self.batch_size, self.cache,
+                           kernel=self.kernel)
         chain._cache["scores"] = self.scores()
         return chain
 
@@ -263,11 +293,90 @@ class ExactChain:
 
         return self._cached("log_conditionals", compute)
 
+    # ----------------------------------------------------------------- the kernel's site rows
+    def log_site_rows(self) -> np.ndarray:
+        """``log K_i(x, x^(i -> a))`` of the kernel's site updates, ``[n, q**n, q]``
+        (:func:`glauber.exact.kernels.site_log_rows`): :meth:`log_conditionals` for Gibbs
+        updates, their ``epsilon`` mixture, or the Metropolis-Hastings kernel with its rejection
+        mass at ``a = x_i``."""
+        if self.kernel.energy is None and self.kernel.epsilon == 0.0:
+            return self.log_conditionals()
+        return self._cached("log_rows", lambda: kernels.site_log_rows(
+            self.log_conditionals(), self.kernel,
+            self.log_target() if self.kernel.metropolis else None))
+
+    def site_rows(self) -> np.ndarray:
+        """``K_i(x, x^(i -> a))``, ``[n, q**n, q]`` (:meth:`conditionals` for the paper's kernel).
+
+        Raises
+        ------
+        NonPositiveConditionalError
+            If a move probability underflows to 0 (an ``epsilon`` mixture never does).
+        """
+        if self.kernel.energy is None and self.kernel.epsilon == 0.0:
+            return self.conditionals()
+
+        def compute() -> np.ndarray:
+            rows = np.exp(self.log_site_rows())
+            if not (rows > 0.0).all():
+                i, x, a = (int(v) for v in np.argwhere(rows <= 0.0)[0])
+                raise NonPositiveConditionalError(
+                    f"the {self.kernel.label} move to token {a} at site {i} from state "
+                    f"{self.states()[x].tolist()} has probability 10^"
+                    f"{self.log_site_rows()[i, x, a] / np.log(10):.0f}, which underflows "
+                    f"float64 at tau = {self.tau}; raise tau or use epsilon > 0"
+                )
+            return rows
+
+        return self._cached("rows", compute)
+
+    def energy(self, kind: str | None = None) -> np.ndarray:
+        """``E(x)`` of every state (:func:`glauber.exact.kernels.energies`): ``kind`` ``"pll"``
+        or ``"logits"``, by default the kernel's Metropolis-Hastings energy.
+
+        Raises
+        ------
+        InvalidKernelError
+            If ``kind`` is None and the kernel has no energy.
+        """
+        kind = self._energy_kind(kind)
+        return self._cached(f"energy:{kind}", lambda: kernels.energies(self.scores(), kind))
+
+    def log_target(self, kind: str | None = None) -> np.ndarray:
+        """``log pi_tau(x) = -E(x)/tau - log Z``: the Metropolis-Hastings target (normalised)."""
+        kind = self._energy_kind(kind)
+        return self._cached(f"log_target:{kind}",
+                            lambda: kernels.log_target(self.energy(kind), self.tau))
+
+    def target(self, kind: str | None = None) -> np.ndarray:
+        """``pi_tau(x) = exp(-E(x)/tau) / Z`` (see :meth:`log_target`)."""
+        return np.exp(self.log_target(kind))
+
+    def _energy_kind(self, kind: str | None) -> str:
+        if kind is None:
+            if self.kernel.energy is None:
+                raise InvalidKernelError(
+                    f"the {self.kernel.label} kernel has no energy; pass kind='pll' or 'logits'"
+                )
+            return self.kernel.energy
+        if kind not in ("pll", "logits"):
+            raise InvalidKernelError(f"energy kind must be 'pll' or 'logits', got {kind!r}")
+        return kind
+
+    def step_law(self, mu: Any) -> np.ndarray:
+        """``mu P``: one step of the kernel applied to a law ``mu`` (``[S]``)."""
+        mu = np.asarray(mu, dtype=np.float64)
+        if mu.shape != (self.num_states,):
+            raise InvalidParameterError(
+                f"mu must be a law over the {self.num_states} states, got shape {mu.shape}"
+            )
+        return np.asarray(self.transition_matrix().T @ mu)
+
     def _log_moves(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Every move ``x -> y = x^(i -> a)``, ``a != x_i``: ``(x, y, log P(x,y), log P(y,x))``."""
 
         def compute() -> tuple[np.ndarray, ...]:
-            lp = self.log_conditionals()
+            lp = self.log_site_rows()
             nb = neighbour_indices(self.n, self.q)  # [n, S, q]
             states = self.states()
             i, x, a = np.nonzero(np.arange(self.q)[None, None, :] != states.T[:, :, None])
@@ -302,18 +411,28 @@ class ExactChain:
 
     # ------------------------------------------------------------------------ kernel and pi
     def transition_matrix(self) -> sp.csr_matrix:
-        """The Glauber kernel ``P_tau`` as scipy CSR ``[q**n, q**n]``, built vectorised."""
+        """The kernel ``P_tau`` as scipy CSR ``[q**n, q**n]``, built vectorised (random scan:
+        ``(1/n) sum_i K_i`` from :meth:`site_rows`)."""
 
         return self._cached("P", self._build_kernel)
 
     def _build_kernel(self) -> sp.csr_matrix:
         """``P``; on the sparse path its symmetrisation too, in the same pass (cached for
         :meth:`spectral_estimate`, sharing the index arrays)."""
-        if self.algebra == "dense":
-            return sparse.glauber_csr(self.conditionals())
+        if self.algebra == "dense" or not self.kernel.is_plain:
+            return sparse.glauber_csr(self.site_rows())
         P, A = sparse.kernel_and_symmetrisation(self.conditionals(), self.log_conditionals())
         self._cache["A_sym"] = A
         return P
+
+    def _symmetrisation(self) -> sp.csr_matrix:
+        """``A(x, y) = sqrt(P(x, y) P(y, x))``: from the log-conditionals for the paper's kernel
+        (:func:`glauber.exact.sparse.symmetrised_csr`, whose fibre formula needs site laws that
+        ignore ``x_i``), else from ``P`` itself (a random scan's moves come in pairs)."""
+        if self.kernel.is_plain:
+            return sparse.symmetrised_csr(self.log_conditionals())
+        P = self.transition_matrix()
+        return P.multiply(P.T).sqrt().tocsr()
 
     @property
     def algebra(self) -> str:
@@ -362,7 +481,10 @@ class ExactChain:
         return method == "joint" or (method == "auto" and self.num_states > GTH_MAX_STATES)
 
     def _joint(self) -> sparse.SparseStationary | None:
-        """The law from the model's log-joint if it is in detailed balance with the kernel."""
+        """The law from the model's log-joint if it is in detailed balance with the kernel
+        (the paper's kernel only: another kernel's law is not the model's joint)."""
+        if not self.kernel.is_plain:
+            return None
         return self._cached("joint", lambda: sparse.joint_stationary(
             self.model, self.states(), self.tau, self.log_conditionals(),
             self.transition_matrix()))
@@ -394,7 +516,7 @@ class ExactChain:
                         f"detailed balance with its conditionals; {self!r} has none (use "
                         "method='auto')")
             return sparse.solve_stationary(
-                self.transition_matrix(), self.log_conditionals(),
+                self.transition_matrix(), self.log_site_rows(),
                 "auto" if method == "auto" else method)
 
         return self._cached(f"sparse_pi:{method}", compute)
@@ -486,7 +608,7 @@ class ExactChain:
 
         Every ``log p_i(a | x_{-i})`` is a move's ``log P`` plus ``log n`` (each context has a
         state with ``x_i != a``), so the smallest conditional decides."""
-        smallest = float(self.log_conditionals().min()) - np.log(self.n)
+        smallest = float(self.log_site_rows().min()) - np.log(self.n)
         return smallest < np.log(_SMALLEST_NORMAL)
 
     def _stationary_for_distances(self) -> np.ndarray:
@@ -612,7 +734,10 @@ class ExactChain:
         """Whether the heat-bath grand coupling is monotone: every conditional stochastically
         increasing in the context (:mod:`glauber.exact.brackets`). Decided by the model's
         ``is_monotone()`` where it has one (from its parameters, e.g. ``J >= 0``), else exactly
-        on the float64 conditionals (:meth:`monotonicity_defect` is 0)."""
+        on the float64 conditionals (:meth:`monotonicity_defect` is 0). Never for another
+        kernel than the paper's: the sandwich is the heat-bath grand coupling's."""
+        if not self.kernel.is_plain:
+            return False
         declared = getattr(self.model, "is_monotone", None)
         if callable(declared):
             return bool(declared())
@@ -657,7 +782,7 @@ class ExactChain:
                     self.transition_matrix(), pi, self.n, self.q,
                     eps, subject,
                     None if solution.method in ("gth", "joint") else solution.residual_l1,
-                    max_steps, float(np.abs(self.log_conditionals()).max()))
+                    max_steps, float(np.abs(self.log_site_rows()).max()))
             if self.is_reversible():
                 try:
                     estimate = self.spectral_estimate("auto" if dense else "lanczos")
@@ -677,8 +802,9 @@ class ExactChain:
     def factored(self) -> bool:
         """Whether ``t_mix`` and ``d(t)`` go through the chain's ``n q^(n-1)``-class factor by
         default (numpy; :func:`~glauber.exact.factored.factorable`): exact at any ``t``,
-        with no step limit (:mod:`~glauber.exact.factored`)."""
-        return factorable(self.n, self.q)
+        with no step limit (:mod:`~glauber.exact.factored`); never for Metropolis-Hastings
+        updates, whose site laws depend on the site's own token."""
+        return factorable(self.n, self.q) and not self.kernel.metropolis
 
     def _mixing_matrix(self, method: str, backend: str = "numpy") -> Any:
         """The kernel from the conditionals
@@ -686,12 +812,16 @@ class ExactChain:
         (:mod:`~glauber.exact.factored`) or ``method="factored"`` asks for it; else the
         cached dense ``P`` where squaring may run; for stepping, the kernel (numpy, ``q >= 4``:
         cheaper than the sparse product) or the sparse ``P``."""
-        if method == "factored" or (method == "auto" and backend == "numpy" and self.factored):
-            return self._cached("kernel", lambda: GlauberKernel(self.conditionals()))
+        gibbs = not self.kernel.metropolis  # Metropolis rows depend on x_i: no Glauber factor
+        if gibbs and (method == "factored" or (method == "auto" and backend == "numpy"
+                                               and self.factored)):
+            return self._cached("kernel", lambda: GlauberKernel(self.site_rows()))
         if method != "stepping" and self.num_states <= mixing.MAX_DENSE_STATES:
             return self.dense_transition_matrix()
         if backend == "numpy" and self.q >= 4:
-            return self._cached("kernel", lambda: GlauberKernel(self.conditionals()))
+            if not gibbs:
+                return self._cached("kernel", lambda: SiteRowsKernel(self.site_rows()))
+            return self._cached("kernel", lambda: GlauberKernel(self.site_rows()))
         return self.transition_matrix()
 
     # ------------------------------------------------------------------------------ spectrum
@@ -713,7 +843,14 @@ class ExactChain:
         return self._reversibility_defect() <= rtol
 
     def _reversibility_defect(self) -> float:
+        if not (self.kernel.is_plain and type(self) is ExactChain):
+            # another kernel's site law depends on x_i: flow_defect over every move
+            def compute() -> float:
+                log_pi = self.log_stationary()
+                x, y, log_p, log_back = self._log_moves()
+                return flow_defect(log_pi[x] + log_p, log_pi[y] + log_back)
 
+            return self._cached("rev_defect", compute)
         # flow_defect over every move, taken fibre by fibre (no move arrays)
         return self._cached("rev_defect", lambda: sparse.fiber_defect(
             self.log_stationary(), self.log_conditionals()))
@@ -768,7 +905,14 @@ class ExactChain:
                     log_P=self.log_transition_matrix,
                 ),
             )
-        return self._lanczos(method).absolute_gap
+        estimate = self._lanczos(method)
+        if not self.kernel.metropolis:
+            return estimate.absolute_gap
+        # a Metropolis-Hastings site kernel need not be positive semi-definite: 1 + lambda_min
+        # of the symmetrisation too (ARPACK, an estimate as the Lanczos gap)
+        return self._cached("abs_gap_mh", lambda: min(
+            estimate.absolute_gap, 1.0 + krylov.smallest_eigenvalue(
+                self._cached("A_sym", self._symmetrisation))))
 
     def _dense_gap(self, method: str) -> bool:
         if method not in ("auto", "dense", "lanczos"):
@@ -822,8 +966,8 @@ class ExactChain:
                     return self._lanczos(method)  # raises
                 self.transition_matrix()  # builds the symmetrisation beside P on the sparse path
                 return krylov.lanczos_gap(
-                    self._cached("A_sym", lambda: sparse.symmetrised_csr(self.log_conditionals())),
-                    self.log_stationary(), float(np.abs(self.log_conditionals()).max()), seed)
+                    self._cached("A_sym", self._symmetrisation),
+                    self.log_stationary(), float(np.abs(self.log_site_rows()).max()), seed)
             try:
                 pi = self.stationary_solution().pi
             except GlauberError:
@@ -960,14 +1104,30 @@ class ExactChain:
         return self._cached("tabulated", lambda: TabulatedModel(self.model, self.scores()))
 
     def one_step_hamming(self, x_index: int, y_index: int) -> float:
-        """Exact ``E[d_H(X_1, Y_1)]`` under the same-site maximal coupling from ``(x, y)``."""
-        return coupling.one_step_hamming(self.conditionals(), x_index, y_index)
+        """Exact ``E[d_H(X_1, Y_1)]`` under the same-site maximal coupling from ``(x, y)``
+        (random scan of Gibbs updates, ``epsilon`` mixtures included).
+
+        Raises
+        ------
+        InvalidKernelError
+            For a Metropolis-Hastings kernel (its site law depends on ``x_i``).
+        """
+        return coupling.one_step_hamming(self._coupled_rows(), x_index, y_index)
 
     def one_step_hamming_all_pairs_adjacent(self) -> WorstAdjacentPair:
-        """Max of the exact one-step ``E[d_H]`` over adjacent pairs (path coupling, LPW 14.6)."""
+        """Max of the exact one-step ``E[d_H]`` over adjacent pairs (path coupling, LPW 14.6;
+        kernels as :meth:`one_step_hamming`)."""
         return self._cached(
-            "adjacent", lambda: coupling.worst_adjacent_pair(self.conditionals())
+            "adjacent", lambda: coupling.worst_adjacent_pair(self._coupled_rows())
         )
+
+    def _coupled_rows(self) -> np.ndarray:
+        if self.kernel.metropolis:
+            raise InvalidKernelError(
+                "the same-site maximal coupling of glauber.exact.coupling couples laws that "
+                f"ignore the site's own token; the {self.kernel.label} kernel's do not"
+            )
+        return self.site_rows()
 
 
 _SMALLEST_NORMAL = float(np.finfo(np.float64).tiny)

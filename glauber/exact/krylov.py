@@ -259,6 +259,30 @@ def lanczos_gap(A: sp.csr_matrix, log_pi: np.ndarray, max_abs_log_p: float = 0.0
         label=label)
 
 
+def smallest_eigenvalue(A: sp.csr_matrix, seed: int = 0) -> float:
+    """``lambda_min`` of a symmetric sparse matrix by ARPACK (``which="SA"``): with the Lanczos
+    gap, the absolute gap ``min(gap, 1 + lambda_min)`` of a reversible chain whose kernel need
+    not be positive semi-definite (a Metropolis-Hastings random scan). An estimate, as the
+    Lanczos gap.
+
+    Raises
+    ------
+    ConvergenceError
+        If ARPACK does not converge.
+    """
+    S = A.shape[0]
+    start = np.random.default_rng(seed).standard_normal(S)
+    try:
+        with threadpool_limits(1, user_api="blas"):
+            theta = spla.eigsh(A, k=1, which="SA", v0=start, maxiter=10 * S,
+                               return_eigenvectors=False)
+    except spla.ArpackNoConvergence as exc:
+        raise ConvergenceError(
+            f"ARPACK did not find the smallest eigenvalue of the {S}-state chain ({exc})"
+        ) from exc
+    return float(theta[0])
+
+
 def arnoldi_gap_estimate(P: sp.csr_matrix, pi: np.ndarray | None = None, seed: int = 0,
                          k: int = 6, tol: float = 1e-12) -> SpectralEstimate:
     """``1 - max{|lambda| : lambda != 1}`` of a (non-reversible) chain by Arnoldi: an ESTIMATE.
@@ -332,4 +356,5 @@ __all__ = [
     "SpectralEstimate",
     "arnoldi_gap_estimate",
     "lanczos_gap",
+    "smallest_eigenvalue",
 ]

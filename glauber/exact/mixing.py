@@ -419,12 +419,17 @@ def _use_stepping(method: str, num_states: int, max_dense_states: int) -> bool:
 
 
 def _factored(P: Any, pi: Any, method: str, backend: str,
-              threshold: float | None = None) -> FactoredGlauber | None:
+              threshold: float | None = None) -> Any:
     """The factored algebra where ``method`` asks for it (``"factored"``) or ``"auto"`` finds
-    a :func:`~glauber.exact.factored.factorable` kernel in numpy; else None.
+    a :func:`~glauber.exact.factored.factorable` kernel in numpy, or the algebra ``P`` offers
+    itself (``P.factored_algebra(pi, threshold)``: a scan's factor,
+    :class:`glauber.exact.scan_chain.FactorSource`); else None.
     ``threshold``: see :class:`~glauber.exact.factored.FactoredGlauber`."""
     if method not in _METHODS:
         raise InvalidParameterError(f"unknown method {method!r}; use one of {_METHODS}")
+    source = getattr(P, "factored_algebra", None)  # a scan's factor (glauber.exact.scan_chain)
+    if source is not None and method in ("auto", "factored") and backend == "numpy":
+        return source(pi, threshold)
     if method == "factored":
         if not isinstance(P, GlauberKernel) or backend != "numpy":
             raise InvalidParameterError(

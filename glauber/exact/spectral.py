@@ -13,6 +13,8 @@ ones (use :func:`mixing_time`, whose squaring keeps tiny transition probabilitie
 
 from __future__ import annotations
 
+import math
+from fractions import Fraction
 from typing import Any
 
 import mpmath
@@ -26,6 +28,7 @@ from glauber.errors import (
     StateSpaceTooLargeError,
 )
 from glauber.exact.mixing import MAX_DENSE_STATES
+from glauber.theory.floating import SMALLEST_SUBNORMAL, round_down, round_up
 from glauber.theory.kernels import REVERSIBILITY_RTOL, is_reversible
 
 #: Relative accuracy required of a spectral gap before it is returned.
@@ -288,10 +291,65 @@ def relaxation_time(
     return float(np.inf) if gap <= 0.0 else 1.0 / gap
 
 
+#: Gaps below which :func:`spectral_tmix_lower_bound` bounds ``-log(1 - g)`` by its series.
+_SERIES_BELOW = Fraction(1, 2**26)
+
+
+def spectral_tmix_lower_bound(gap: float | None, eps: float, gap_error: float | None = None) -> int:
+    """A lower bound on the worst-start ``t_mix(eps)`` from the absolute spectral gap.
+
+    For any eigenvalue ``lambda != 1`` of ``P``, reversible or not, ``d(t) >= |lambda|^t / 2``
+    (LPW 2nd ed., Theorem 12.5, first part: its proof uses only an eigenfunction of mean zero),
+    so ``d(t) > eps`` for every ``t < T = log(1 / (2 eps)) / -log(1 - gamma)`` (``1 - gamma``
+    the largest such ``|lambda|``) and ``t_mix(eps) >= ceil(T)``.
+
+    Rigorous for any gap the solver is within ``gap_error`` of: the true gap is at most
+    ``g = gap (1 + 2^-53) + gap_error + 2^-1075`` (the solver's error, then float64's rounding of
+    its answer to nearest, relative in the normal range and absolute below it), and
+    ``-log(1 - g)`` is bounded above (by ``g + g^2 / (2 (1 - g))`` for tiny ``g``, else by
+    ``log1p`` rounded up); ``T`` is formed from these in exact rational arithmetic with
+    ``log(1 / (2 eps))`` rounded down, so a subnormal gap gives a (huge) exact integer, never
+    an overflow. No gap gives 0.
+
+    Parameters
+    ----------
+    gap : float or None
+        The computed absolute spectral gap.
+    eps : float
+        Target distance, in (0, 1/2) (else 0 is returned: the bound says nothing).
+    gap_error : float, optional
+        Bound on ``exact gap - gap``; default ``2 GAP_RTOL gap``, twice the dense solvers'
+        accuracy (a Lanczos gap states its own: ``SpectralEstimate.gap_upper``).
+
+    Examples
+    --------
+    >>> spectral_tmix_lower_bound(0.5, 0.25)  # d(t) >= 2^-t / 2 > 1/4 for t < 1
+    1
+    >>> spectral_tmix_lower_bound(1e-3, 0.25)  # log 2 / -log(0.999) = 692.8
+    693
+    >>> spectral_tmix_lower_bound(5e-324, 0.25) > 10**322  # no OverflowError
+    True
+    """
+    if gap is None or not 0.0 < gap < 1.0 or not 0.0 < eps < 0.5:
+        return 0
+    error = 2.0 * GAP_RTOL * gap if gap_error is None else float(gap_error)
+    g = (Fraction(gap) * (1 + Fraction(1, 2**53)) + Fraction(error)
+         + Fraction(SMALLEST_SUBNORMAL["float64"]) / 2)
+    if g >= 1:
+        return 0
+    if g < _SERIES_BELOW:  # -log(1 - g) = g + g^2/2 + g^3/3 + ... <= g + g^2 / (2 (1 - g))
+        log_rate = g + g * g / (2 * (1 - g))
+    else:  # log1p within one ulp of a float g rounded up
+        log_rate = Fraction(round_up(round_up(-math.log1p(-round_up(float(g))))))
+    log_target = round_down(round_down(-math.log(2.0 * eps)))  # math.log: within one ulp
+    return max(0, math.ceil(Fraction(log_target) / log_rate))
+
+
 __all__ = [
     "SPARSE_GAP_FLOOR",
     "absolute_spectral_gap",
     "sparse_absolute_spectral_gap",
     "relaxation_time",
     "spectral_gap",
+    "spectral_tmix_lower_bound",
 ]

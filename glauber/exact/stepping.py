@@ -90,6 +90,56 @@ class GlauberKernel:
         return out
 
 
+class SiteRowsKernel:
+    """A random scan of arbitrary site updates, ``P = (1/n) sum_i K_i``, applied without forming
+    ``P``: ``K_i(x, x^(i -> a)) = rows[i, x, a]`` may depend on ``x_i`` (Metropolis-Hastings
+    updates, :mod:`glauber.exact.kernels`), so each class ``x_{-i}`` carries its own ``q x q``
+    matrix and a step is one batched product per site (``2 n q S`` flops per column, as the
+    sparse matrix, but in dense blocks).
+
+    Parameters
+    ----------
+    rows : numpy.ndarray, shape (n, q**n, q)
+        Site rows (each row a law over ``a``).
+
+    Examples
+    --------
+    >>> rows = np.full((1, 2, 2), 0.5)  # one fair coin
+    >>> (SiteRowsKernel(rows).T @ np.eye(2)[:, [0]]).ravel().tolist()
+    [0.5, 0.5]
+    """
+
+    def __init__(self, rows: np.ndarray) -> None:
+        n, S, q = rows.shape
+        self.n, self.q, self.shape = n, q, (S, S)
+        #: ``blocks[i][p, s, a, y]``: from token ``a`` to ``y`` at site ``i`` in the class with
+        #: prefix ``p`` and suffix ``s`` (transposed for ``P^T``).
+        self.blocks = [
+            np.ascontiguousarray(
+                rows[i].reshape(q**i, q, q ** (n - 1 - i), q).transpose(0, 2, 3, 1))
+            for i in range(n)
+        ]
+        #: Operations per column and step.
+        self.nnz = 2 * n * q * S
+
+    @property
+    def T(self) -> "SiteRowsKernel":
+        """``self`` (its ``@`` is the transpose product ``P^T D``)."""
+        return self
+
+    def __matmul__(self, D: np.ndarray) -> np.ndarray:
+        """``P^T D``: each column ``mu`` of ``D`` becomes ``mu P``."""
+        S, b = D.shape
+        out = np.zeros_like(D)
+        n, q = self.n, self.q
+        for i in range(n):
+            view = D.reshape(q**i, q, q ** (n - 1 - i), b).transpose(0, 2, 1, 3)
+            moved = np.matmul(self.blocks[i], view)  # [p, s, y, b]
+            out += moved.transpose(0, 2, 1, 3).reshape(S, b)
+        out /= n
+        return out
+
+
 class PointMassBlocks:
     """The sparse kernel ``P^T`` and ``pi`` in numpy/scipy or torch float64, stepping blocks of
     point masses (LPW 2nd ed., Section 4.5).
@@ -126,10 +176,11 @@ class PointMassBlocks:
         device: str | None = None,
         block_bytes: int | None = None,
     ) -> None:
-        if isinstance(P, GlauberKernel):
+        if isinstance(P, (GlauberKernel, SiteRowsKernel)):
             if backend != "numpy":
                 raise InvalidParameterError(
-                    "a GlauberKernel steps in numpy; pass the sparse P for backend='torch'"
+                    f"a {type(P).__name__} steps in numpy; pass the sparse P for "
+                    "backend='torch'"
                 )
             PT = P.T
         else:
@@ -342,6 +393,7 @@ __all__ = [
     "GlauberKernel",
     "MAX_BLOCK_ELEMENTS",
     "PointMassBlocks",
+    "SiteRowsKernel",
     "stepping_distance_curve",
     "TV_CHUNK_ELEMENTS",
 ]

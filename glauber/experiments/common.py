@@ -176,9 +176,11 @@ def check_length(spec: str, length: int | None) -> int | None:
     return length
 
 
-def exact_tmix(model: Any, tau: float, eps: float = 0.25, max_states: int = 1024) -> int | None:
+def exact_tmix(model: Any, tau: float, eps: float = 0.25, max_states: int = 1024,
+               kernel: Any = "random") -> int | None:
     """Worst-start ``t_mix(eps)`` from :class:`ExactChain` for an in-memory model of at most
-    ``max_states`` states (:func:`glauber.core.conditionals.enumerable`).
+    ``max_states`` states (:func:`glauber.core.conditionals.enumerable`), under ``kernel`` (a
+    name or :class:`~glauber.core.kernel_spec.KernelSpec`; steps are the kernel's).
 
     ``None`` for MLMs, for larger models, and when the chain is numerically reducible.
     """
@@ -188,7 +190,7 @@ def exact_tmix(model: Any, tau: float, eps: float = 0.25, max_states: int = 1024
     if not enumerable(model, max_states):
         return None
     try:
-        return int(ExactChain(model, tau).mixing_time(eps))
+        return int(ExactChain(model, tau, kernel=kernel).mixing_time(eps))
     except (ConvergenceError, NonPositiveConditionalError):
         return None
 

@@ -37,6 +37,7 @@ import numpy as np
 
 from glauber.certify import certify
 from glauber.core.io import atomic_write_text
+from glauber.core.kernel_spec import KernelSpec, Schedule, check_kernel, parse_schedule
 from glauber.core.validation import check_nonnegative_int
 from glauber.errors import SequenceLengthError
 from glauber.experiments.alpha_curve import CachedScores
@@ -116,6 +117,8 @@ def compare_cell(cell: dict) -> dict:
             "coupling_censored": c.coupling.median_exceeds_budget,
             "exact_tmix": None if c.exact is None else c.exact.tmix,
             **_upper_columns(c),
+            **({} if "kernel" not in cell or c.exact is None
+               else {"kernel": _kernel_values(base, tau, cell)}),
         })
     at_one = certs[1.0]
     rect, marg = at_one.incompatibility, at_one.margins
@@ -169,6 +172,15 @@ def model_bracket(certs: Sequence[Any]) -> dict | None:
     }
 
 
+def _kernel_values(model: Any, tau: float, cell: dict) -> dict:
+    """The exact values of the cell's kernel (:func:`glauber.exact.kernel_summary`) at ``tau``."""
+    from glauber.exact.chain import ExactChain
+    from glauber.exact.kernel_summary import kernel_summary
+
+    chain = ExactChain(model, tau, kernel=cell["kernel"], epsilon=cell["epsilon"])
+    return kernel_summary(chain, anneal=cell.get("anneal")).to_dict()
+
+
 def compare(
     models: Sequence[str] | str,
     taus: Sequence[float] | str,
@@ -185,6 +197,9 @@ def compare(
     exact: bool = True,
     progress: bool = True,
     command: str | None = None,
+    kernel: str | KernelSpec = "random",
+    epsilon: float | None = None,
+    anneal: Schedule | str | None = None,
 ) -> list[dict]:
     """Run (or resume) the comparison; write ``compare.{jsonl,json,md}`` in ``out``.
 
@@ -203,6 +218,10 @@ def compare(
         Contexts (natural sequences for amino-acid models), rectangles, coupled pairs, and the
         step budget of the coupling times and horizon ``T`` of the drift certificate.
     seed : int
+    kernel, epsilon, anneal : another kernel (:mod:`glauber.core.kernel_spec`) whose exact
+        values (:class:`~glauber.exact.kernel_summary.KernelSummary`: ``t_mix``, gap, law, TV to
+        the paper's kernel and to the MH targets, the annealed distance) stand beside the
+        certificates (of the paper's kernel) of every exactly computed model and temperature.
 
     Returns
     -------
@@ -218,6 +237,8 @@ def compare(
         ``out`` is not a writable folder, holds foreign files, or another run writes into it
         (:class:`~glauber.experiments.outdir.OutputFolder`); checked before any cell runs.
     """
+    spec = check_kernel(kernel, epsilon)
+    schedule = None if anneal is None else parse_schedule(anneal)
     names = parse_names(models, "models")
     tau_list = sorted(parse_floats(taus, "taus"))
     if length is not None:
@@ -233,6 +254,10 @@ def compare(
     config = {"experiment": "compare", "models": names, "taus": tau_list, "length": length,
               "contexts": contexts, "rectangles": rectangles, "pairs": pairs, "budget": budget,
               "seed": int(seed), "max_states": int(max_states), "exact": bool(exact)}
+    if not spec.is_plain or schedule is not None:  # (else the configuration of earlier versions)
+        config.update(kernel=spec.name, epsilon=spec.epsilon)
+        if schedule is not None:
+            config["anneal"] = schedule.spec
     with OutputFolder(out, "compare", config, OUTPUTS, "compare.jsonl", command):
         log = ResultsLog(out / "compare.jsonl", config, command)
         cells = [dict(config, key=name, model=name, device=device, length=lengths[name])
@@ -333,8 +358,32 @@ def compare_markdown(results: Sequence[dict]) -> str:
         "α and ρ(C) marked ≥ are lower bounds from sampled contexts, so their t_mix 'bounds' "
         "bound nothing and are not shown; unmarked ones are exact (enumerated toys and "
         "tabulated windows of real models).\n\n" + certificate_table(results)
+        + kernel_table(results)
     )
 
 
+def kernel_table(results: Sequence[dict]) -> str:
+    """The exact values of the chosen kernel beside the paper's (empty without one)."""
+    rows = [(r, t) for r in results for t in r["per_tau"] if "kernel" in t]
+    if not rows:
+        return ""
+    k = rows[0][1]["kernel"]
+    lines = [f"\n## Kernel {k['kernel']} (epsilon = {k['epsilon']:g}), exact\n",
+             "| model | tau | t_mix | gap | mode mass | TV to random scan | TV to PLL target | "
+             "TV to logits target | MH acceptance | annealed TV |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r, t in rows:
+        v = t["kernel"]
+        tmix = _fmt(v["tmix"]) if v["tmix"] is not None else \
+            f"[{_fmt(v['tmix_lower'])}, {_fmt(v['tmix_upper'])}]"
+        anneal = "-" if v["anneal"] is None else _fmt(v["anneal"]["tv_worst_start"])
+        lines.append(f"| {r['model']} | {t['tau']:g} | {tmix} | {_fmt(v['absolute_gap'])} | "
+                     f"{_fmt(v['mode_mass'])} | {_fmt(v['tv_to_random_scan'])} | "
+                     f"{_fmt(v['tv_to_pll_target'])} | {_fmt(v['tv_to_logits_target'])} | "
+                     f"{_fmt(v['acceptance'])} | {anneal} |")
+    return "\n".join(lines) + "\n"
+
+
 __all__ = ["MLM_LENGTH", "bracket_table", "certificate_table", "compare", "compare_cell",
-           "compare_markdown", "margin_table", "model_bracket", "model_length", "rectangle_table"]
+           "compare_markdown", "kernel_table", "margin_table", "model_bracket", "model_length",
+           "rectangle_table"]

@@ -19,6 +19,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from glauber.core.io import atomic_write_text
+from glauber.core.kernel_spec import KernelSpec, check_kernel
 from glauber.core.validation import check_nonnegative_int
 from glauber.errors import InvalidParameterError
 from glauber.estimators.coupling import coupling_time
@@ -60,8 +61,10 @@ def phase_cell(cell: dict, progress: Callable[[float], Any] | None = None) -> di
     rng = np.random.default_rng(cell_seed(cell["seed"], cell["tau"], cell["n"]))
     x0 = rng.integers(model.q, size=(cell["pairs"], model.n))
     y0 = rng.integers(model.q, size=(cell["pairs"], model.n))
+    spec = check_kernel(cell.get("kernel", "random"), cell.get("epsilon", 0.0))
     res = coupling_time(model, cell["tau"], x0, y0, cell["budget"], seed=rng,
-                        progress=None if progress is None else (lambda t, b: progress(t / b)))
+                        progress=None if progress is None else (lambda t, b: progress(t / b)),
+                        kernel=spec)
     times = np.where(res.censored, np.inf, res.times.astype(float))
     q25, q75 = (float(np.quantile(times, p, method="inverted_cdf")) for p in (0.25, 0.75))
     return {
@@ -76,7 +79,7 @@ def phase_cell(cell: dict, progress: Callable[[float], Any] | None = None) -> di
         "n_censored": res.n_censored,
         "q25": q25 if np.isfinite(q25) else None,
         "q75": q75 if np.isfinite(q75) else None,
-        "exact_tmix": exact_tmix(model, cell["tau"]) if cell["exact"] else None,
+        "exact_tmix": exact_tmix(model, cell["tau"], kernel=spec) if cell["exact"] else None,
         "seconds": round(time.perf_counter() - start, 3),
     }
 
@@ -94,6 +97,8 @@ def phase_diagram(
     exact: bool = True,
     progress: bool = True,
     command: str | None = None,
+    kernel: str | KernelSpec = "random",
+    epsilon: float | None = None,
 ) -> list[dict]:
     """Run (or resume) the phase diagram; write ``phase_diagram.{jsonl,csv,json,png}`` in ``out``.
 
@@ -116,6 +121,9 @@ def phase_diagram(
     device : str
     exact : bool
         Compute the exact ``t_mix(1/4)`` of toy cells with ``q**n <= 1024``.
+    kernel, epsilon : the kernel both chains of a pair run (:mod:`glauber.core.kernel_spec`;
+        default the paper's); coupling times and ``t_mix`` are then in its steps (passes for
+        a sweep).
 
     Returns
     -------
@@ -134,6 +142,7 @@ def phase_diagram(
         ``out`` is not a writable folder, holds foreign files, or another run writes into it
         (:class:`~glauber.experiments.outdir.OutputFolder`); checked before any cell runs.
     """
+    spec = check_kernel(kernel, epsilon)
     tau_list = parse_floats(taus, "taus")
     if CONTEXT_SEPARATOR in model:
         k = int(get_model(model, None, device).n)
@@ -155,11 +164,14 @@ def phase_diagram(
     config = {"experiment": "phase-diagram", "model": model, "taus": tau_list,
               "lengths": n_list, "pairs": pairs, "budget": budget, "seed": int(seed),
               "exact": bool(exact)}
+    extra = {} if spec.is_plain else {"kernel": spec.name, "epsilon": spec.epsilon}
+    config.update(extra)  # (the paper's kernel keeps the configuration of earlier versions)
     with OutputFolder(out, "phase-diagram", config, OUTPUTS, "phase_diagram.jsonl", command):
         log = ResultsLog(out / "phase_diagram.jsonl", config, command)
         cells = [
             {"key": f"tau={tau!r},n={n}", "model": model, "tau": tau, "n": n, "pairs": pairs,
-             "budget": budget, "seed": int(seed), "device": device, "exact": bool(exact)}
+             "budget": budget, "seed": int(seed), "device": device, "exact": bool(exact),
+             **extra}
             for n in n_list for tau in tau_list
         ]
         rows = run_cells(log, phase_cell, cells, executor or LocalExecutor(), "phase-diagram",
@@ -167,7 +179,8 @@ def phase_diagram(
         write_csv(out / "phase_diagram.csv", rows, COLUMNS)
         atomic_write_text(out / "phase_diagram.json",
                           dumps({"config": config, "rows": rows}) + "\n")
-        plot_phase_diagram(rows, tau_list, n_list, budget, model, out / "phase_diagram.png")
+        title = model if spec.is_plain else f"{model} ({spec.label})"
+        plot_phase_diagram(rows, tau_list, n_list, budget, title, out / "phase_diagram.png")
     return rows
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from glauber.errors import InvalidParameterError
-from glauber.experiments import brackets, dichotomy, runs, tau_no_cert, windows
+from glauber.experiments import brackets, dichotomy, kernel_results, runs, tau_no_cert, windows
 
 #: The page's title and the line under it.
 TITLE = "# Results: the paper's protocols on real models and toy chains"
@@ -57,6 +57,8 @@ class Section:
 SECTIONS: tuple[Section, ...] = (
     Section("windows", "In context: real models on chosen sites of a full chain", "windows",
             windows.render, windows.refresh, windows.COMMAND),
+    Section("kernels", "Other kernels: sweeps, shuffled scans and Metropolis-Hastings, exactly",
+            "kernels", kernel_results.render, kernel_results.refresh, kernel_results.COMMAND),
     Section("tau_no_cert",
             "Where no Theorem 5 certificate can exist (tau_no_cert), exact and searched",
             "tau_no_cert", tau_no_cert.render, tau_no_cert.refresh,

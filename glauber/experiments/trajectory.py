@@ -35,6 +35,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from glauber.core.io import atomic_write_text
+from glauber.core.kernel_spec import KernelSpec, Schedule, check_kernel, parse_schedule
 from glauber.core.memory import check_fits
 from glauber.core.validation import check_nonnegative_int, check_tau
 from glauber.errors import InvalidParameterError, ResumeMismatchError
@@ -103,6 +104,7 @@ def run_chains(
     if ckpt_path.exists():
         ckpt = read_checkpoint(ckpt_path, config)
         step, states = int(ckpt["step"]), np.asarray(ckpt["states"], dtype=np.int64)
+        counts = np.asarray(ckpt.get("acceptance", np.zeros((2, model.n))), dtype=np.int64)
         rng.bit_generator.state = ckpt["rng"]
         size = csv_path.stat().st_size if csv_path.is_file() else None
         if size is None or size < int(ckpt["csv_bytes"]):
@@ -115,16 +117,21 @@ def run_chains(
             fh.truncate(int(ckpt["csv_bytes"]))
     else:
         step = 0
+        counts = np.zeros((2, model.n), dtype=np.int64)  # MH proposals and acceptances per site
         states = context_states(model, config["chains"], config["seed"])
         atomic_write_text(csv_path, CSV_HEADER)
         _append(csv_path, _format_rows(model, np.array([0]), states[None]))
     every, record = config["checkpoint_every"], config["record_every"]
+    spec, schedule = kernel_of(config)
     with tqdm(total=config["steps"], initial=step, desc="trajectory", unit="step",
               disable=not progress) as bar:
         while step < config["steps"]:
             k = min(every, config["steps"] - step)
-            res = glauber_chains(model, config["tau"], states, k, seed=rng, record_every=record,
-                                 progress=bar.update)
+            res = glauber_chains(model, schedule or config["tau"], states, k, seed=rng,
+                                 record_every=record, progress=bar.update, kernel=spec,
+                                 step_offset=step)
+            if res.acceptance is not None:
+                counts += np.stack([res.acceptance.proposed, res.acceptance.accepted])
             keep = res.recorded_steps > 0
             size = _append(csv_path, _format_rows(
                 model, step + res.recorded_steps[keep], res.trajectory[keep]
@@ -134,7 +141,28 @@ def run_chains(
             atomic_write_text(ckpt_path, dumps({
                 "config_hash": h, "step": step, "states": states, "rng": rng.bit_generator.state,
                 "csv_bytes": size, "config": config,
+                **({"acceptance": counts} if spec.metropolis else {}),
             }) + "\n")
+
+
+def kernel_of(config: dict) -> tuple[KernelSpec, Schedule | None]:
+    """The kernel and annealing schedule a run's configuration names (the paper's kernel at a
+    fixed ``tau`` when it names none)."""
+    spec = check_kernel(config.get("kernel", "random"), config.get("epsilon", 0.0))
+    return spec, parse_schedule(config["anneal"]) if "anneal" in config else None
+
+
+def acceptance_summary(out: Path, config: dict) -> dict | None:
+    """Metropolis-Hastings acceptance over the whole run (from the last checkpoint)."""
+    if not kernel_of(config)[0].metropolis:
+        return None
+    ckpt = json.loads((out / "checkpoint.json").read_text(encoding="utf-8"))
+    proposed, accepted = (np.asarray(v, dtype=np.int64) for v in ckpt["acceptance"])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        per_site = np.where(proposed > 0, accepted / np.maximum(proposed, 1), np.nan)
+    return {"overall": float(accepted.sum() / max(int(proposed.sum()), 1)),
+            "per_site": [None if np.isnan(v) else float(v) for v in per_site],
+            "proposed": int(proposed.sum())}
 
 
 def read_checkpoint(path: Path, config: dict) -> dict:
@@ -226,8 +254,10 @@ def analyse(model: Any, config: dict, out: Path) -> dict:
         chains.append({"chain": c, "hitting_times": hitting_times(steps, drift, config["levels"]),
                        "final_drift": float(drift[-1]), "max_drift": float(drift.max()),
                        "n_traps": len(runs)})
+    spec, schedule = kernel_of(config)
+    final_tau = config["tau"] if schedule is None else schedule.tau_at(config["steps"])
     if traps:
-        res = margins(model, np.array([t["state"] for t in traps]), tau=config["tau"])
+        res = margins(model, np.array([t["state"] for t in traps]), tau=final_tau)
         for k, t in enumerate(traps):
             t.update({"perfect": bool(res.perfect[k]), "delta_star": float(res.state_min[k]),
                       "delta_bar": float(res.state_mean[k]),
@@ -235,6 +265,9 @@ def analyse(model: Any, config: dict, out: Path) -> dict:
                       "tmix_lower_bound": res.trap_tmix_lower_bound[k]})
     summary = {"config": config, "recorded": int(r), "chains": chains, "traps": traps,
                "n_traps": len(traps), "n_perfect": sum(t["perfect"] for t in traps)}
+    if not spec.is_plain or schedule is not None:
+        summary.update(kernel=spec.to_dict(), final_tau=final_tau,
+                       acceptance=acceptance_summary(out, config))
     plot_pca(steps, emb, out / "trajectory_pca.png", str(config["model"]))
     return summary
 
@@ -276,6 +309,9 @@ def trajectory(
     device: str = "cpu",
     progress: bool = True,
     command: str | None = None,
+    kernel: str | KernelSpec = "random",
+    epsilon: float | None = None,
+    anneal: Schedule | str | None = None,
 ) -> dict:
     """Run (or resume) long chains and analyse them; see the module docstring.
 
@@ -299,6 +335,11 @@ def trajectory(
     levels : semantic-drift levels whose hitting times are reported.
     command : str, optional
         The command line, recorded in ``manifest.json``.
+    kernel, epsilon : the chains' kernel (:mod:`glauber.core.kernel_spec`; default the paper's).
+    anneal : Schedule or str, optional
+        Annealing schedule of the temperature per step (``tau`` is then unused; traps are
+        classified at the temperature of the last step). Metropolis-Hastings runs report their
+        acceptance per site and overall in the summary.
 
     Raises
     ------
@@ -316,6 +357,8 @@ def trajectory(
     :class:`~glauber.errors.ResumeMismatchError` (nothing is padded or rerun).
     """
     tau = check_tau(tau)
+    spec = check_kernel(kernel, epsilon)
+    schedule = None if anneal is None else parse_schedule(anneal)
     steps = positive_budget(steps, "steps")
     chains = positive_budget(chains, "chains")
     checkpoint_every = positive_budget(checkpoint_every, "checkpoint-every")
@@ -335,6 +378,10 @@ def trajectory(
               "steps": steps, "chains": chains, "checkpoint_every": checkpoint_every,
               "record_every": record_every, "seed": int(seed), "window": window,
               "threshold": float(threshold), "levels": level_list}
+    if not spec.is_plain:  # (the paper's kernel keeps the configuration of earlier versions)
+        config.update(kernel=spec.name, epsilon=spec.epsilon)
+    if schedule is not None:
+        config["anneal"] = schedule.spec
     done = _finished_summary(_read_json(out / "manifest.json"), out, config, length)
     if done is not None:  # a finished run: returned before the model loads, the folder untouched
         return done

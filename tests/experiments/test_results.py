@@ -53,7 +53,7 @@ def test_every_section_has_its_heading_and_its_data():
 
 def test_rerun_names_a_section(tmp_path):
     log = []
-    with pytest.raises(InvalidParameterError, match="choose from windows, tau_no_cert"):
+    with pytest.raises(InvalidParameterError, match="choose from windows, kernels, tau_no_cert"):
         results.refresh(["nonsense"], tmp_path, tmp_path, log.append)
     with pytest.raises(InvalidParameterError, match="glauber results --rerun runs"):
         results.refresh(["findings"], tmp_path, tmp_path, log.append)
