@@ -31,6 +31,7 @@ from benchmarks import (
     memory,
     mh_pll,
     sampler,
+    upper_bound,
 )
 from benchmarks.measure import machine_info
 from benchmarks.report import markdown_table, print_rows
@@ -52,6 +53,7 @@ BENCHMARKS: dict[str, tuple[Callable[[], dict], str]] = {
     "mh_pll": (mh_pll.run, "python benchmarks/mh_pll.py"),
     "exact_scale": (exact_scale.run, "python benchmarks/exact_scale.py"),
     "joints": (joints.run, "python benchmarks/joints.py"),
+    "upper_bound": (upper_bound.run, "python benchmarks/upper_bound.py"),
 }
 
 

@@ -98,6 +98,14 @@ class OutputPathError(GlauberInputError):
     """An output path cannot be written: not a regular file, read-only, or in a missing folder."""
 
 
+class UnboundableModelError(GlauberInputError):
+    """A model lacks the structure a rigorous upper bound needs (closed form, a small enough
+    state space to tabulate, or a LayerNorm -> linear head evaluated by glauber in float64).
+
+    The message names the missing structure and what to change.
+    """
+
+
 class BoundEvaluationError(GlauberInputError):
     """A bound (or exact value) under test raised, returned NaN, or returned a non-number.
 
@@ -177,6 +185,7 @@ __all__ = [
     "GlauberError",
     "GlauberInputError",
     "InvalidTemperatureError",
+    "UnboundableModelError",
     "InvalidProbabilityError",
     "InvalidParameterError",
     "InvalidGraphError",

@@ -5,7 +5,9 @@
 #      exact C and alpha, every rectangle, traps;
 #   2. the full trastuzumab heavy chain (120 residues) in its own context: rectangles on the full
 #      chain and the influence searched from it (every entry realised by a witness; `glauber
-#      recheck` rechecks): the default search budget, 2,000 rows;
+#      recheck` rechecks): the default search budget, 2,000 rows; then its bracket, printed: the
+#      highest temperature where no Theorem 5 certificate can exist (the search's witnesses) and
+#      the lowest where one is proved (the head's weights bound every influence from above);
 #   3. the other three shipped chains, influence (a 400-row search from the first two states)
 #      and traps (margins, Theorem 8) on each: the pertuzumab heavy chain with two single-site
 #      CDR-H3 variants, and both light chains with one single-site CDR-L3 variant each
@@ -28,6 +30,16 @@ glauber certify --model antiberty --context trastuzumab-vh --sites 98-100 --tau 
 echo
 glauber certify --model antiberty --context trastuzumab-vh --tau 1.0 --pairs 0 \
     --json results/main/full-chain.json "$@"
+echo
+python - results/main/full-chain.json <<'EOF'
+import json, sys
+b = json.load(open(sys.argv[1])).get("bracket")
+if b:  # absent with --no-bracket
+    f = lambda v: "none found" if v is None else f"{v:.4g}"
+    print(f"full chain: no Theorem 5 certificate can exist at tau = {f(b['tau_no_cert'])} "
+          f"({b['lower_method']}); one is proved from tau = {f(b['tau_cert'])} "
+          f"({b['upper_method']}); ratio tau_cert / tau_no_cert = {f(b['ratio'])}")
+EOF
 echo
 glauber certify --model antiberty --context pertuzumab-vh --tau 1.0 --pairs 0 --rectangles 10 \
     --search-budget 400 --states scripts/main-states/pertuzumab-vh.txt \

@@ -15,8 +15,11 @@ and on chains tuned to a spectral radius of ``C`` within ``1e-9`` of 1, and conf
 it marks rigorous with the chain rebuilt in mpmath.
 
 Budget: ``GLAUBER_ADVERSARIAL_EXAMPLES`` examples in all (default 800, derandomized: the same
-examples every run, well under a minute on one core), shared between the tests by weight. The
-large profile, e.g. ``GLAUBER_ADVERSARIAL_EXAMPLES=10000``, draws fresh random examples; with
+examples every run, well under a minute on one core), shared between the tests by weight; the
+upper bounds on influence (random tiny transformers and random toys, against exact
+enumeration) take a twentieth of it each in the large profile (500 models each at 10000) and a
+handful in CI. The large profile, e.g. ``GLAUBER_ADVERSARIAL_EXAMPLES=10000``, draws fresh
+random examples; with
 ``-s`` the module prints how many examples ran and how many reached each exact check
 (``GLAUBER_ADVERSARIAL_REPORT=path`` appends that line to a file).
 """
@@ -38,22 +41,27 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from glauber import theory
+from glauber.core.enumeration import table_queries
 from glauber.errors import GlauberError
 from glauber.estimators import (
     coupling_time,
     drift,
     glauber_chains,
     influence,
+    influence_upper_bound,
     margins,
     rectangle_test,
+    search_influence,
 )
 from glauber.estimators.escape import escape_probability
 from glauber.exact import ExactChain
+from glauber.testing import masked_lms, models
 from glauber.theory.escape import (
     log_bottleneck_tmix_lower_bound,
     log_theorem8_escape_bound,
     log_theorem8_tmix_lower_bound,
 )
+from glauber.theory.floating import softmax_tv_rounding
 from glauber.theory.verified_power import columns_at_most_one
 from glauber.toy_models import AsymmetricIsingModel, FunctionModel, IsingModel, RandomJointModel
 
@@ -73,9 +81,14 @@ MP = mpmath.mp.clone()
 MP.dps = 60
 
 
-def budget(name: str):
+def budget(name: str, ci: int | None = None):
+    """Hypothesis settings of one test: its share of ``TOTAL`` by weight (the certify test:
+    ``CERTIFY_CI_EXAMPLES`` in CI), or, for a test with its own ``ci`` count, ``ci`` examples in
+    CI and a twentieth of ``TOTAL`` in the large profile."""
     share = max(3, round(TOTAL * WEIGHTS[name] / sum(WEIGHTS.values())))
-    if name == "certify" and not LARGE:
+    if ci is not None:
+        share = TOTAL // 20 if LARGE else ci
+    elif name == "certify" and not LARGE:
         share = CERTIFY_CI_EXAMPLES
     return settings(
         max_examples=share, deadline=None, database=None, derandomize=not LARGE,
@@ -573,6 +586,55 @@ def test_low_precision_torch_models(seed, dtype, scale, tau):
     ):
         typed(call)
 
+
+
+# ------------------------------------------------------------------- upper bounds on influence
+def _upper_exact_searched(model, tau, name):
+    """upper >= exact >= searched, entrywise: the upper bounds of the bracket (closed forms,
+    tabulation, the LayerNorm head's weights) against exact enumeration (ExactChain), and a
+    search's realised values below the exact ones."""
+    chain = ExactChain(model, tau)
+    C, error = typed(chain.influence_matrix)
+    if error is not None:  # e.g. a conditional underflows at this tau: no exact oracle
+        return
+    D = chain.oscillation_matrix()
+    tol = softmax_tv_rounding(float(np.abs(chain.scores()).max()), tau, model.q)
+    checked = 0
+    # the tabulated bound is exact for the chain of ITS table: a masked LM's float32 scores
+    # move with the batch (~1e-6), so it is checked on the table the exact chain uses; the
+    # closed forms and the head's weight bound hold for every batch, on the model itself
+    for tabulate, subject in ((True, chain.tabulated()), (False, model)):
+        ub, error = typed(influence_upper_bound, subject, tau, tabulate=tabulate)
+        if error is None:
+            assert ub.is_upper_bound
+            assert (ub.C >= C - tol).all(), (model.spec, tau, tabulate)
+            assert (ub.Delta >= D).all(), (model.spec, tabulate)
+            checked += 1
+            if ub.certified and tabulate:
+                t_mix, err = typed(chain.mixing_time, 0.25)
+                if err is None:
+                    assert t_mix <= ub.tmix_bound
+                    COUNTS[f"{name}: t_mix vs proved bound"] += 1
+    assert checked, model.spec  # the tabulation always applies to these small models
+    budget = min(40, table_queries(model.n, model.q))  # at most a tabulation's queries
+    found, error = typed(search_influence, model, tau, budget=budget, seed=0)
+    if error is None:
+        assert (found.C <= C + found.tolerance).all(), model.spec
+    COUNTS[f"{name}: upper >= exact >= searched"] += 1
+
+
+@budget("estimators", ci=3)
+@given(model=masked_lms(), tau=st.floats(-2.0, 2.0).map(lambda e: 10.0**e))
+def test_upper_bounds_on_random_transformers(model, tau):
+    COUNTS["transformers"] += 1
+    _upper_exact_searched(model, tau, "transformers")
+
+
+@budget("estimators", ci=10)
+@given(model=models(max_states=128), tau=taus)
+def test_upper_bounds_on_random_toys(model, tau):
+    COUNTS["toys"] += 1
+    _upper_exact_searched(model, tau, "toys")
 
 
 # ------------------------------------------------------------------------- certify, end to end

@@ -188,6 +188,9 @@ class Settings(JsonResult):
         ``n_contexts`` contexts instead). :func:`~glauber.certify.certify` caps it at the
         ``n q^(n-1)`` queries that tabulate the model (there the exact value is known); the
         certificate's settings hold the budget used.
+    bracket : bool
+        Compute the bracket ``tau_no_cert < tau_cert`` (:mod:`glauber.certify.bracket`; no
+        model row of its own).
     kernel, epsilon, anneal : str, float, str or None
         Another kernel (:mod:`glauber.core.kernel_spec`: its name, its uniform-redraw
         probability, an annealing schedule) whose exact values the ``kernel`` stage adds beside
@@ -196,8 +199,9 @@ class Settings(JsonResult):
     Raises
     ------
     InvalidParameterError
-        If a count is not an integer >= 1 (``n_pairs`` and ``search_budget`` may be 0), or
-        ``exhaustive`` is not a bool or None; the message names the field.
+        If a count is not an integer >= 1 (``n_pairs`` and ``search_budget`` may be 0),
+        ``exhaustive`` is not a bool or None, or ``bracket`` not a bool; the message names the
+        field.
     """
 
     n_rectangles: int = 100
@@ -209,6 +213,7 @@ class Settings(JsonResult):
     batch_size: int = 128
     exhaustive: bool | None = None
     search_budget: int = DEFAULT_SEARCH_BUDGET
+    bracket: bool = True
     kernel: str = "random"
     epsilon: float = 0.0
     anneal: str | None = None
@@ -222,6 +227,10 @@ class Settings(JsonResult):
                 if value is not None and not isinstance(value, (bool, np.bool_)):
                     raise InvalidParameterError(
                         f"exhaustive must be True, False or None, got {value!r}")
+            elif f.name == "bracket":
+                if not isinstance(value, (bool, np.bool_)):
+                    raise InvalidParameterError(f"bracket must be True or False, got {value!r}")
+                object.__setattr__(self, f.name, bool(value))
             elif f.name in ("n_pairs", "search_budget"):
                 object.__setattr__(self, f.name, check_nonnegative_int(value, f.name))
             else:

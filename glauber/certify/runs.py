@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from glauber.certify.bracket import wants_memo
 from glauber.certify.exact import EXACT_MAX_STATES, exact_values
 from glauber.certify.stages import StageRun
 from glauber.core.enumeration import all_states
@@ -32,6 +33,7 @@ from glauber.estimators.escape import evaluate_basin
 from glauber.estimators.influence import influence
 from glauber.estimators.margins import margins
 from glauber.estimators.rectangle import rectangle_test
+from glauber.estimators.score_cache import MemoisedModel
 from glauber.exact.chain import ExactChain
 from glauber.exact.score_table import table_queries
 
@@ -64,10 +66,13 @@ def rectangle_rows(run: StageRun) -> int:
 
 # -------------------------------------------------------------------------------- influence
 def influence_stage(run: StageRun) -> dict[str, Any]:
-    """Every pair of states (exhaustive), else a search from the contexts, else a sample."""
+    """Every pair of states (exhaustive), else a search from the contexts, else a sample; a
+    search asks through a query memo when the ``bracket`` stage will re-read its witnesses."""
     s = run.settings
+    if wants_memo(run):
+        run.memo = MemoisedModel(run.model, run.batch_size)
     return {"influence": influence(
-        run.model, run.tau, contexts=None if s.exhaustive else run.contexts,
+        run.memo or run.model, run.tau, contexts=None if s.exhaustive else run.contexts,
         n_replacements=s.n_replacements, seed=run.rng("influence"), exhaustive=s.exhaustive,
         batch_size=run.batch_size, eps=run.eps, max_states=run.max_states,
         search_budget=s.search_budget,

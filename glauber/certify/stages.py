@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from glauber.core.claims import Claim
     from glauber.core.protocol import ConditionalModel
     from glauber.estimators.escape import Basin
+    from glauber.estimators.score_cache import MemoisedModel
     from glauber.exact.chain import ExactChain
 
 
@@ -50,6 +51,7 @@ class ClaimKey(str, enum.Enum):
     THEOREM5_PRINTED = "thm5-printed"
     COROLLARY7 = "cor7"
     THEOREM5_OSCILLATION = "thm5-oscillation"
+    THEOREM5_UPPER = "thm5-upper"
     THEOREM8_TRAP = "thm8-trap"
     THEOREM8_BASIN = "thm8-basin"
     DRIFT_PRINTED = "drift-printed"
@@ -90,6 +92,9 @@ class StageRun:
         Device of the exact chain's dense algebra.
     chain : ExactChain or None
         Set by the ``table`` stage.
+    memo : MemoisedModel or None
+        The query memo the influence stage asked through, when a later stage re-reads its
+        rows (the ``bracket`` stage re-evaluates the search's witnesses at other temperatures).
     results : dict
         Every field filled so far, by name (a stage reads the earlier ones here).
     """
@@ -106,6 +111,7 @@ class StageRun:
     basin: Basin | None
     device: str
     chain: ExactChain | None = None
+    memo: MemoisedModel | None = None
     results: dict[str, Any] = field(default_factory=dict)
     states_source: str = "given"
 
@@ -160,15 +166,17 @@ class Stage:
 def all_stages() -> tuple[Stage, ...]:
     """The stages of :func:`~glauber.certify.certify`, in the order they run.
 
-    ``table`` first (every later stage then reads the exact chain's score table), ``exact``
-    right after ``margins`` (it examines the best trap the margins found), ``kernel`` (another
-    kernel's exact values, :mod:`glauber.certify.kernel`) after it.
+    ``table`` first (every later stage then reads the exact chain's score table), ``bracket``
+    right after ``influence`` (it reads the influence stage's witnesses), ``exact`` right after
+    ``margins`` (it examines the best trap the margins found), ``kernel`` (another kernel's exact
+    values, :mod:`glauber.certify.kernel`) after it.
     """
-    from glauber.certify import claims, kernel, render, runs
+    from glauber.certify import bracket, claims, kernel, render, runs
     from glauber.certify.certificate import ExactValues
     from glauber.estimators.coupling import CouplingResult
     from glauber.estimators.drift import DriftResult
     from glauber.estimators.influence import InfluenceResult
+    from glauber.estimators.influence_bracket import InfluenceBracket
     from glauber.estimators.margins import MarginsResult
     from glauber.estimators.rectangle import RectangleTestResult
     from glauber.exact.kernel_summary import KernelSummary
@@ -179,6 +187,8 @@ def all_stages() -> tuple[Stage, ...]:
               claims.rectangle_claims, render.rectangle_sections, runs.rectangle_rows),
         Stage("influence", runs.influence_stage, {"influence": InfluenceResult},
               claims.influence_claims, render.influence_sections, runs.influence_rows),
+        Stage("bracket", bracket.run, {"bracket": InfluenceBracket | None}, bracket.claims,
+              bracket.render),
         Stage("margins", runs.margins_stage,
               {"margins": MarginsResult, "basin": MarginsResult | None},
               claims.margins_claims, render.margins_sections, runs.margins_rows),

@@ -72,17 +72,26 @@ def run(args: argparse.Namespace) -> int:
         print(f"  Corollary 7: tau > {res['corollary7_tau']:.4g}")
     else:
         print(f"{res['model']} (n={res['n']}): C is a LOWER bound (sampled"
-              f"{', searched' if budget else ''}); no certificate is proved on this grid.")
+              f"{', searched' if budget else ''}); no certificate is proved from it (the "
+              "bracket below gives the proved side, from an upper bound).")
         print(f"  Corollary 7 would need tau > {res['corollary7_tau']:.4g} (Delta is a lower "
               "bound too)")
     no_cert = res.get("tau_no_cert")
     if no_cert:
         print("tau_no_cert (largest grid tau with rho(C) >= 1: no Theorem 5 certificate can "
-              "exist there or below):")
+              "exist there):")
         for how in ("exact", "search", "sampled"):
             if how in no_cert and (how != "exact" or res["exhaustive"]):
                 tau = no_cert[how]
                 print(f"  {how:>12}: {'none on this grid' if tau is None else f'{tau:g}'}")
+    b = res.get("bracket")
+    if b:
+        def fmt(v: float | None) -> str:
+            return "none found" if v is None else f"{v:.4g}"
+        print(f"bracket (grid and bisection): no certificate can exist at tau = "
+              f"{fmt(b['tau_no_cert'])} ({b['lower_method']}); one is proved from tau = "
+              f"{fmt(b['tau_cert'])} ({b['upper_method']} upper bound); ratio "
+              f"{fmt(b['ratio'])}")
     return 0
 
 

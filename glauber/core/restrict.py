@@ -20,7 +20,7 @@ import numpy as np
 from glauber.core.arrays import is_torch, to_numpy
 from glauber.core.conditionals import host_states
 from glauber.core.protocol import ConditionalModel
-from glauber.errors import InvalidParameterError, SequenceLengthError
+from glauber.errors import InvalidParameterError, SequenceLengthError, UnboundableModelError
 
 #: The site numbering of the JSON files glauber writes, stated in each (``site_numbering``):
 #: indices count from 0 there, positions a person reads count from 1.
@@ -109,6 +109,26 @@ class RestrictedModel:
         else:
             full_sites = self.sites[np.asarray(sites, dtype=np.int64)]
         return self.model.scores(self.embed(states), full_sites)
+
+    def oscillation_upper_bound(self) -> Any:
+        """The full model's tau-free bound on Lemma 6's oscillation, on the window's sites.
+
+        Every window context is a context of the full chain, so the full model's bound holds
+        on the window (:meth:`OscillationBound.restricted
+        <glauber.theory.influence_bounds.OscillationBound.restricted>`).
+
+        Raises
+        ------
+        UnboundableModelError
+            If the full model has no such bound.
+        """
+        hook = getattr(self.model, "oscillation_upper_bound", None)
+        if hook is None:
+            raise UnboundableModelError(
+                f"{getattr(self.model, 'name', type(self.model).__name__)} has no closed-form "
+                "or weight bound on its oscillation (oscillation_upper_bound())"
+            )
+        return hook().restricted(self.sites)
 
     # ---------------------------------------------------------------------------- extras
     def default_states(self) -> np.ndarray:

@@ -10,6 +10,8 @@ enters); every estimator batches its (state, site) queries into as few :meth:`sc
   corrected Theorem 5 certificates; :func:`search_influence` searches for their suprema, every
   entry realised by a :class:`Witness` (:func:`recheck_witnesses` re-evaluates them), and
   :func:`rho_lower_bound` / :func:`tau_no_cert` say where no certificate can exist;
+  :func:`influence_upper_bound` bounds them from above over every context (closed forms,
+  tabulation, or the weights of a LayerNorm head), with the certificates it proves;
 - :func:`margins`, :func:`escape_probability`: margins, traps, Assumption 1 / Theorem 8;
 - :func:`drift`: Section 5.4, as printed and corrected;
 - :func:`glauber_chains`, :func:`coupling_time`, :func:`maximal_coupling_step`: the sampler and
@@ -35,12 +37,22 @@ from glauber.estimators.diagnostics import DiagnosticsResult, convergence_diagno
 from glauber.estimators.drift import DriftResult, drift
 from glauber.estimators.escape import Basin, EscapeResult, escape_probability
 from glauber.estimators.influence import InfluenceResult, influence
+from glauber.estimators.influence_bracket import (
+    InfluenceBracket,
+    WitnessCurve,
+    influence_bracket,
+)
 from glauber.estimators.influence_search import (
     InfluenceSearchResult,
     search_influence,
     search_influence_sweep,
 )
 from glauber.estimators.influence_threshold import rho_lower_bound, tau_no_cert
+from glauber.estimators.influence_upper import (
+    InfluenceUpperBound,
+    UpperBoundSource,
+    influence_upper_bound,
+)
 from glauber.estimators.kernel_steps import AcceptanceResult
 from glauber.estimators.margins import MarginsResult, margins
 from glauber.estimators.pll import pseudo_log_likelihood
@@ -63,8 +75,11 @@ __all__ = [
     "DiagnosticsResult",
     "DriftResult",
     "EscapeResult",
+    "InfluenceBracket",
     "InfluenceResult",
     "InfluenceSearchResult",
+    "InfluenceUpperBound",
+    "UpperBoundSource",
     "MarginsResult",
     "RecheckReport",
     "RectangleTestResult",
@@ -76,6 +91,8 @@ __all__ = [
     "escape_probability",
     "glauber_chains",
     "influence",
+    "influence_bracket",
+    "influence_upper_bound",
     "margins",
     "maximal_coupling_step",
     "pseudo_log_likelihood",
@@ -87,5 +104,6 @@ __all__ = [
     "search_influence_sweep",
     "tau_no_cert",
     "Witness",
+    "WitnessCurve",
     "RestrictedModel",
 ]

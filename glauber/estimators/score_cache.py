@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from glauber.core.arrays import all_finite, like
+from glauber.core.arrays import all_finite, like, to_numpy
 from glauber.core.conditionals import check_states
 from glauber.core.protocol import ConditionalModel, check_model
 from glauber.errors import NonFiniteScoresError
@@ -145,4 +145,44 @@ class ScoreCache:
         return len(self._index)
 
 
-__all__ = ["ScoreCache"]
+class MemoisedModel:
+    """A ConditionalModel that answers through a :class:`ScoreCache`: each distinct (state,
+    site) query goes to ``model`` once, and every answered query stays available afterwards
+    (e.g. to re-evaluate the pairs of a search's witnesses at other temperatures for free).
+
+    Other attributes are the wrapped model's.
+
+    Parameters
+    ----------
+    model : ConditionalModel
+    batch_size : int
+        Most new rows per call of ``model.scores``.
+
+    Examples
+    --------
+    >>> from glauber.toy_models import FunctionModel
+    >>> m = MemoisedModel(FunctionModel(2, 2, lambda x, i: np.zeros((len(x), 2))))
+    >>> _ = m.scores(np.array([[0, 1], [1, 1]]), np.array([0, 0]))
+    >>> m.cache.queries
+    1
+    """
+
+    def __init__(self, model: ConditionalModel, batch_size: int = 4096) -> None:
+        self.cache = ScoreCache(model)
+        self.model = self.cache.model
+        self.n, self.q, self.vocab = self.cache.n, self.cache.q, model.vocab
+        self.batch_size = int(batch_size)
+
+    def scores(self, states: Any, sites: Any) -> Any:
+        """``model.scores(states, sites)``, each distinct query asked once."""
+        states = np.asarray(to_numpy(states), dtype=np.int64)
+        sites = np.broadcast_to(np.asarray(to_numpy(sites), dtype=np.int64), (states.shape[0],))
+        return self.cache.rows(self.cache.fetch(states, sites, self.batch_size))
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("cache", "model"):
+            raise AttributeError(name)
+        return getattr(self.model, name)
+
+
+__all__ = ["MemoisedModel", "ScoreCache"]

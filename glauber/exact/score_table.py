@@ -28,7 +28,7 @@ from glauber.core.io import atomic_write_bytes, atomic_write_text, cache_root
 from glauber.core.protocol import ConditionalModel
 from glauber.core.site_model import SiteScoreModel
 from glauber.core.validation import check_positive_int
-from glauber.errors import NonFiniteScoresError
+from glauber.errors import NonFiniteScoresError, UnboundableModelError
 
 #: Rows per :meth:`scores` call when building a table.
 DEFAULT_BATCH_SIZE = 256
@@ -144,6 +144,20 @@ class TabulatedModel(SiteScoreModel):
 
     def score_site(self, states: np.ndarray, site: int) -> np.ndarray:
         return self.table[site, states @ self._weights]
+
+    def oscillation_upper_bound(self) -> Any:
+        """The source model's tau-free bound on Lemma 6's oscillation (see
+        :func:`glauber.estimators.influence_upper_bound`).
+
+        Raises
+        ------
+        UnboundableModelError
+            If the source model has none.
+        """
+        hook = getattr(self.source, "oscillation_upper_bound", None)
+        if hook is None:
+            raise UnboundableModelError(f"{self.name} has no closed-form or weight bound")
+        return hook()
 
     def default_states(self) -> Any:
         """The source model's default states (None when it has none)."""

@@ -24,10 +24,19 @@ from glauber.core.conditionals import enumerable
 from glauber.core.enumeration import table_queries
 from glauber.core.io import atomic_write_text
 from glauber.core.validation import check_eps, check_nonnegative_int
+from glauber.errors import UnboundableModelError
 from glauber.estimators.influence import influence
+from glauber.estimators.influence_bracket import (
+    UPPER_GRID,
+    WitnessCurve,
+    exact_lower,
+    influence_bracket,
+)
 from glauber.estimators.influence_search import search_influence_sweep
 from glauber.estimators.influence_threshold import rho_lower_bound, tau_no_cert
-from glauber.estimators.witnesses import witness_tolerance
+from glauber.estimators.influence_upper import UpperBoundSource
+from glauber.estimators.score_cache import MemoisedModel
+from glauber.estimators.witnesses import reduced_precision, witness_tolerance
 from glauber.experiments.checkpoint import ResultsLog, dumps
 from glauber.experiments.common import (
     check_length,
@@ -47,6 +56,7 @@ from glauber.experiments.outdir import OutputFolder, check_out_folder
 COLUMNS = (
     "tau", "alpha_row", "alpha_col", "alpha_spectral", "spectral_radius", "tmix_row", "tmix_col",
     "tmix_spectral", "tmix_matrix_power", "best", "corollary7", "is_lower_bound", "exact_tmix",
+    "rho_upper", "tmix_upper",
 )
 #: Files written in the output folder (besides the results log).
 OUTPUTS = ("alpha_curve.csv", "alpha_curve.json", "alpha_curve.png")
@@ -71,6 +81,12 @@ class CachedScores:
         self.hits = 0
         self.rows = 0
         self._cache: dict[bytes, Any] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        """The wrapped model's other attributes (``oscillation_upper_bound``, ``dtype``, ...)."""
+        if name in ("model", "_cache"):
+            raise AttributeError(name)
+        return getattr(self.model, name)
 
     def scores(self, states: Any, sites: Any) -> Any:
         """``model.scores(states, sites)``, computed once per distinct query."""
@@ -129,9 +145,12 @@ def alpha_cell(cell: dict) -> dict:
     out = {"model": cell["model"], "n": int(base.n), "q": int(base.q), "rows": rows,
            "exhaustive": bool(exhaustive), "corollary7_tau": tau7,
            "thresholds": certificate_thresholds(rows)}
+    curve = None
     if cell.get("search_budget") or exhaustive:
-        out["tau_no_cert"] = no_certificate_thresholds(
+        out["tau_no_cert"], curve = no_certificate_thresholds(
             model if exhaustive else base, cell, rows, exhaustive, contexts)
+    out["bracket"] = bracket_of_curve(model if exhaustive else base, cell, rows, exhaustive,
+                                      curve)
     # the search's distinct queries, and as a fraction of the n q^(n-1) that tabulate the
     # model; rows it asked of the model itself (on an enumerated or tabulated chain it reads
     # the table: no model rows)
@@ -157,8 +176,46 @@ def _window_tmix(chain: Any, eps: float) -> int | None:
         return None
 
 
+def bracket_of_curve(model: Any, cell: dict, rows: list[dict], exhaustive: bool,
+                     curve: WitnessCurve | None) -> dict:
+    """The bracket over the curve's temperatures (and the upper side's own wide grid).
+
+    The upper side: :class:`~glauber.estimators.influence_upper.UpperBoundSource` of the model
+    (the exact table of an enumerated or tabulated chain; else a closed form or the weights of
+    a masked LM's LayerNorm head); ``rho_upper`` and ``tmix_upper`` are added to the rows. The
+    lower side: the exact table, else the search's witnesses re-evaluated at every temperature
+    (``curve``), else the sampled rows' ``rho_lower`` on the grid only. Returns the bracket's
+    JSON (:class:`~glauber.estimators.influence_bracket.InfluenceBracket`, ``upper_C`` and
+    ``upper_Delta`` at the first temperature of the curve).
+    """
+    try:
+        source, missing = UpperBoundSource(model), ""
+    except UnboundableModelError as exc:
+        source, missing = None, str(exc)
+    for r in rows:
+        ub = None if source is None else source.at(r["tau"], cell["eps"])
+        r["rho_upper"] = None if ub is None else ub.spectral_radius
+        r["tmix_upper"] = None if ub is None else ub.tmix_bound
+    sampled = {r["tau"]: r["rho_lower"] for r in rows}
+    if source is not None and source.tabulated:
+        lower, how = exact_lower(source), "exact (table)"
+    elif curve is not None:
+        def lower(t: float) -> float:  # the witnesses, and the sampled values on the grid
+            return max(curve(t), sampled.get(t, -math.inf))
+        how = "search witnesses"
+    else:
+        def lower(t: float) -> float:
+            return sampled.get(t, math.nan)
+        how = "sampled (grid only)"
+    brk = influence_bracket(source, rows[0]["tau"], lower=lower, lower_method=how,
+                            grid=sorted(set(UPPER_GRID) | set(sampled)), eps=cell["eps"],
+                            upper_missing=missing)
+    return brk.to_dict()
+
+
 def no_certificate_thresholds(base: Any, cell: dict, rows: list[dict], exhaustive: bool,
-                              contexts: Any) -> dict[str, float | None]:
+                              contexts: Any) -> tuple[dict[str, float | None],
+                                                      WitnessCurve | None]:
     """The largest grid ``tau`` at which no Theorem 5 certificate can exist, by each method.
 
     ``rho(C) >= 1`` for a matrix of realised values (less rounding) proves it (Perron–Frobenius;
@@ -167,6 +224,9 @@ def no_certificate_thresholds(base: Any, cell: dict, rows: list[dict], exhaustiv
     queries over the grid (warm-started, one query memo; its spectral radii are added to the
     rows); ``"exact"``: from the exact ``C`` of an enumerated or tabulated chain (a toy or a
     window of a real model), with the search run on the same table beside it when asked for.
+    The search asks through a query memo, so its witnesses come back as a
+    :class:`~glauber.estimators.influence_bracket.WitnessCurve` (None for an exact chain) that
+    re-evaluates them at any temperature for the bracket.
     """
     found = max((r["tau"] for r in rows if r["rho_lower"] >= 1.0), default=None)
     if exhaustive:
@@ -179,13 +239,16 @@ def no_certificate_thresholds(base: Any, cell: dict, rows: list[dict], exhaustiv
                                                                       res.rho_lower)
                 r["search_queries"] = int(res.queries)  # of the table, not of the model
             out["search"] = tau_no_cert(sweep)
-        return out
-    sweep = search_influence_sweep(base, cell["taus"], budget=cell["search_budget"],
+        return out, None
+    memo = MemoisedModel(base)
+    sweep = search_influence_sweep(memo, cell["taus"], budget=cell["search_budget"],
                                    starts=contexts, seed=cell["seed"])
     for r, res in zip(rows, sweep):
         r["search_spectral_radius"], r["search_rho_lower"] = res.spectral_radius, res.rho_lower
         r["search_queries"] = int(res.queries)
-    return {"exact": None, "sampled": found, "search": tau_no_cert(sweep)}
+    curve = WitnessCurve(memo.cache, [w for res in sweep for w in res.witnesses],
+                         reduced_precision(base))
+    return {"exact": None, "sampled": found, "search": tau_no_cert(sweep)}, curve
 
 
 def certificate_thresholds(rows: Sequence[dict]) -> dict[str, float | None]:
@@ -292,11 +355,13 @@ def alpha_curve(
 
 
 def plot_alpha_curve(result: dict, path: str | os.PathLike[str]) -> None:
-    """alpha_row/col/spectral and the spectral radius against tau, and the t_mix certificates."""
+    """alpha_row/col/spectral and the spectral radius against tau, the t_mix certificates, and
+    the bracket: the rigorous lower and upper curves of the spectral radius with the gap
+    shaded between ``tau_no_cert`` and ``tau_cert``."""
     plt = pyplot()
     rows = result["rows"]
     taus = [r["tau"] for r in rows]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8), layout="tight")
+    fig, (left, right, third) = plt.subplots(1, 3, figsize=(15, 3.8), layout="tight")
     for key, label in (("alpha_row", "row sum (paper)"), ("alpha_col", "column sum"),
                        ("alpha_spectral", "largest singular value"),
                        ("spectral_radius", "spectral radius")):
@@ -316,6 +381,11 @@ def plot_alpha_curve(result: dict, path: str | os.PathLike[str]) -> None:
     exact = [r["exact_tmix"] for r in rows]
     if any(v is not None for v in exact):
         right.plot(taus, [np.nan if v is None else v for v in exact], "k*-", label="exact t_mix")
+    upper = [_as_float(r["tmix_upper"]) if r.get("tmix_upper") is not None else np.nan
+             for r in rows]
+    if any(math.isfinite(v) for v in upper):
+        right.plot(taus, [v if math.isfinite(v) else np.nan for v in upper], "rs--",
+                   label="proved (upper bound on C)")
     none = [r["tau"] for r in rows if not math.isfinite(_as_float(r["tmix_matrix_power"]))]
     right.set_xscale("log")
     right.set_yscale("log")
@@ -324,10 +394,45 @@ def plot_alpha_curve(result: dict, path: str | os.PathLike[str]) -> None:
                               + ", ".join(f"{t:g}" for t in none) + ")"))
     right.set_ylabel("t_mix(1/4) (steps)")
     right.legend(fontsize=7)
+    plot_bracket(third, result.get("bracket"), taus)
     fig.suptitle(f"{result['model']} (n={result['n']}, q={result['q']})", fontsize=9)
     save_figure(fig, path)
     plt.close(fig)
 
 
-__all__ = ["COLUMNS", "CachedScores", "alpha_cell", "alpha_curve", "certificate_thresholds",
-           "no_certificate_thresholds", "plot_alpha_curve"]
+def plot_bracket(ax: Any, bracket: dict | None, taus: Sequence[float]) -> None:
+    """The bracket on ``ax``: lower and upper bounds on the spectral radius of ``c(tau)``, the
+    gap between them shaded, ``tau_no_cert`` and ``tau_cert`` marked."""
+    if not bracket:
+        ax.set_axis_off()
+        return
+    grid = np.array(bracket["grid"], dtype=float)
+    up = np.array([_as_float(v) if v is not None else np.nan for v in bracket["rho_upper"]])
+    low = np.array([_as_float(v) if v is not None else np.nan for v in bracket["rho_lower"]])
+    marks = [t for t in (bracket.get("tau_no_cert"), bracket.get("tau_cert")) if t is not None]
+    lo_t = min([*taus, *marks]) / 2.0
+    hi_t = max([*taus, *marks]) * 2.0
+    keep = (grid >= lo_t) & (grid <= hi_t)
+    g, u, lo = grid[keep], up[keep], low[keep]
+    ok = np.isfinite(u)
+    ax.plot(g[ok], u[ok], "r-", marker=".", label=f"upper ({bracket['upper_method']})")
+    okl = np.isfinite(lo) & (lo > 0)
+    ax.plot(g[okl], lo[okl], "b-", marker=".", label=f"lower ({bracket['lower_method']})")
+    both = ok & okl
+    if both.any():
+        ax.fill_between(g[both], lo[both], u[both], color="0.85", label="not decided")
+    ax.axhline(1.0, color="k", lw=0.8, ls="--")
+    for t, name, colour in ((bracket.get("tau_no_cert"), "tau_no_cert", "b"),
+                            (bracket.get("tau_cert"), "tau_cert", "r")):
+        if t is not None:
+            ax.axvline(t, color=colour, lw=0.8, ls=":", label=f"{name} = {t:.3g}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("tau")
+    ax.set_ylabel("spectral radius of c(tau): bounds")
+    ax.legend(fontsize=7)
+
+
+__all__ = ["COLUMNS", "CachedScores", "alpha_cell", "alpha_curve", "bracket_of_curve",
+           "certificate_thresholds", "no_certificate_thresholds", "plot_alpha_curve",
+           "plot_bracket"]

@@ -18,7 +18,13 @@ Per model and temperature:
   minimum drift over band states ``a < X < b`` (the band of :func:`glauber.certify.drift_band`)
   and the escape bound over ``T = budget`` steps (rigorous only when the band is enumerated);
 * median coupling time of same-site maximally coupled pairs (paper §6.1);
-* for toys, the exact worst-start ``t_mix(1/4)`` beside the bounds.
+* for toys, the exact worst-start ``t_mix(1/4)`` beside the bounds;
+* the rigorous upper bound on the spectral radius of ``C`` and the ``t_mix`` it proves
+  (:func:`glauber.estimators.influence_upper_bound`, through certify's bracket stage).
+
+Per model: the bracket ``tau_no_cert < tau_cert`` over all its certificates (the highest
+temperature where no certificate can exist, the lowest where one is proved; each a claim of
+one certificate).
 """
 
 from __future__ import annotations
@@ -110,6 +116,7 @@ def compare_cell(cell: dict) -> dict:
             "coupling_median": c.coupling.median,
             "coupling_censored": c.coupling.median_exceeds_budget,
             "exact_tmix": None if c.exact is None else c.exact.tmix,
+            **_upper_columns(c),
             **({} if "kernel" not in cell or c.exact is None
                else {"kernel": _kernel_values(base, tau, cell)}),
         })
@@ -131,6 +138,37 @@ def compare_cell(cell: dict) -> dict:
         "drift_band": list(at_one.drift_band.band),
         "drift_band_complete": at_one.drift_band.band_states_complete,
         "per_tau": per_tau,
+        "bracket": model_bracket(list(certs.values())),
+    }
+
+
+def _upper_columns(cert: Any) -> dict:
+    """The rigorous upper side of one certificate at its temperature."""
+    b = cert.bracket
+    if b is None:
+        return {"rho_upper": None, "tmix_upper": None}
+    rho = b.rho_upper[b.grid.index(b.tau)]
+    return {"rho_upper": rho, "tmix_upper": b.tmix_bound}
+
+
+def model_bracket(certs: Sequence[Any]) -> dict | None:
+    """The bracket of one model over its certificates: the highest ``tau_no_cert`` and the
+    lowest ``tau_cert`` any of them proves (each is a claim of its own certificate)."""
+    brackets = [c.bracket for c in certs if c.bracket is not None]
+    if not brackets:
+        return None
+    nos = [b for b in brackets if b.tau_no_cert is not None]
+    yes = [b for b in brackets if b.tau_cert is not None]
+    no = max(nos, key=lambda b: b.tau_no_cert) if nos else None
+    cert = min(yes, key=lambda b: b.tau_cert) if yes else None
+    return {
+        "tau_no_cert": None if no is None else no.tau_no_cert,
+        "lower_method": None if no is None else no.lower_method,
+        "tau_cert": None if cert is None else cert.tau_cert,
+        "upper_method": brackets[0].upper_method if cert is None else cert.upper_method,
+        "ratio": (cert.tau_cert / no.tau_no_cert if cert is not None and no is not None
+                  else None),
+        "note": brackets[0].note,
     }
 
 
@@ -261,8 +299,9 @@ def rectangle_table(results: Sequence[dict]) -> str:
 def certificate_table(results: Sequence[dict]) -> str:
     """Markdown table of the per-temperature certificates of every model."""
     lines = ["| model | tau | α row | α col | α spec | ρ(C) | best t_mix bound | exact t_mix | "
-             "coupling median | drift min (band) | drift bound (T=budget) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+             "ρ(C) ≤ (proved) | t_mix ≤ (proved) | coupling median | drift min (band) | "
+             "drift bound (T=budget) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         for t in r["per_tau"]:
             star = "" if t["influence_exact"] else "≥"
@@ -274,8 +313,25 @@ def certificate_table(results: Sequence[dict]) -> str:
                 f"| {r['name']} | {t['tau']:g} | {star}{_fmt(t['alpha_row'])} | "
                 f"{star}{_fmt(t['alpha_col'])} | {star}{_fmt(t['alpha_spectral'])} | "
                 f"{star}{_fmt(t['spectral_radius'])} | {best} | "
-                f"{_fmt(t['exact_tmix'])} | {coupling} | {_fmt(t['drift_min'])} | {bound} |"
+                f"{_fmt(t['exact_tmix'])} | {_fmt(t.get('rho_upper'))} | "
+                f"{_fmt(t.get('tmix_upper'))} | {coupling} | {_fmt(t['drift_min'])} | {bound} |"
             )
+    return "\n".join(lines) + "\n"
+
+
+def bracket_table(results: Sequence[dict]) -> str:
+    """Markdown table of each model's bracket ``tau_no_cert < tau_cert``."""
+    lines = ["| model | tau_no_cert (no certificate can exist) | tau_cert (certificate proved) "
+             "| ratio |", "|---|---|---|---|"]
+    for r in results:
+        b = r.get("bracket")
+        if b is None:
+            continue
+        no = ("—" if b["tau_no_cert"] is None
+              else f"{_fmt(b['tau_no_cert'], 4)} ({b['lower_method']})")
+        yes = ("— (" + b["upper_method"] + ")" if b["tau_cert"] is None
+               else f"{_fmt(b['tau_cert'], 4)} ({b['upper_method']})")
+        lines.append(f"| {r['name']} | {no} | {yes} | {_fmt(b['ratio'])} |")
     return "\n".join(lines) + "\n"
 
 
@@ -296,6 +352,8 @@ def compare_markdown(results: Sequence[dict]) -> str:
     return (
         "## Rectangle test (Proposition 4) at tau = 1\n\n" + rectangle_table(results)
         + "\n## Per-state minimum margins Δ* over the contexts\n\n" + margin_table(results)
+        + "\n## The bracket: no certificate can exist at tau_no_cert, one is proved from tau_cert\n\n"
+        + bracket_table(results)
         + "\n## Certificates by temperature\n\n"
         "α and ρ(C) marked ≥ are lower bounds from sampled contexts, so their t_mix 'bounds' "
         "bound nothing and are not shown; unmarked ones are exact (enumerated toys and "
@@ -326,5 +384,6 @@ def kernel_table(results: Sequence[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-__all__ = ["MLM_LENGTH", "compare", "compare_cell", "model_length", "compare_markdown",
-           "certificate_table", "kernel_table", "margin_table", "rectangle_table"]
+__all__ = ["MLM_LENGTH", "bracket_table", "certificate_table", "compare", "compare_cell",
+           "compare_markdown", "kernel_table", "margin_table", "model_bracket", "model_length",
+           "rectangle_table"]

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable
 
 from glauber.errors import InvalidParameterError
 from glauber.experiments import (
+    brackets,
     convergence_study,
     dichotomy,
     joints,
@@ -71,6 +72,8 @@ SECTIONS: tuple[Section, ...] = (
             "Where no Theorem 5 certificate can exist (tau_no_cert), exact and searched",
             "tau_no_cert", tau_no_cert.render, tau_no_cert.refresh,
             "glauber results --rerun tau_no_cert"),
+    Section("bracket", "The bracket: where no certificate can exist, where one is proved",
+            "bracket", brackets.render, brackets.refresh, brackets.COMMAND),
     Section("findings", "Findings against the paper", "protocols", runs.render_findings, None,
             "glauber results --rerun runs"),
     Section("runs", "Runs", "protocols", runs.render_runs, runs.refresh,

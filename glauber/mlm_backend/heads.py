@@ -6,15 +6,24 @@ hidden state at that position and applying the head to ``[B, hidden]`` costs ``B
 ``select_positions``). The split is exact for the architectures listed in :func:`split_masked_lm`,
 whose ``forward`` is ``head(encoder(...).last_hidden_state)`` position by position (checked against
 the full logits in the tests); any other model uses the full-logits path.
+
+All four heads end in ``LayerNorm -> linear decoder``. :class:`Float64Head` evaluates those two
+layers for the resampling vocabulary in float64 by the algorithm of
+:mod:`glauber.theory.layernorm_head` (the head's dense layer and activation stay in the model's
+precision), so that the scores the library returns have a rigorous, context-free enclosure of
+every difference (:meth:`Float64Head.enclosure`): the upper bound on influence of
+:func:`glauber.estimators.influence_upper_bound`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import torch
 from torch import nn
+
+from glauber.theory.layernorm_head import HeadEnclosure, layernorm_head_enclosure
 
 
 @dataclass(frozen=True)
@@ -68,7 +77,124 @@ def split_masked_lm(model: Any) -> MaskedLMParts | None:
     return None
 
 
+@dataclass(frozen=True)
+class LayerNormHeadParts:
+    """The last layers of a masked LM head: ``decoder(norm(pre(hidden)))``.
+
+    Attributes
+    ----------
+    pre : callable
+        The head's dense layer and activation, ``[..., d] -> [..., d]`` (model precision).
+    norm : torch.nn.LayerNorm
+        Its LayerNorm over the last axis (``weight``, optional ``bias``, ``eps``).
+    decoder : torch.nn.Linear
+        The linear decoder to the vocabulary (optional bias).
+    """
+
+    pre: Callable[[torch.Tensor], torch.Tensor]
+    norm: nn.LayerNorm
+    decoder: nn.Linear
+
+
+def layernorm_head_parts(model: Any) -> LayerNormHeadParts | None:
+    """The ``LayerNorm -> linear`` end of the head of a known masked LM, or None.
+
+    Known: the four architectures of :func:`split_masked_lm` as defined in the installed
+    transformers 5.x (BERT: ``cls.predictions.transform`` and ``decoder``; RoBERTa:
+    ``lm_head`` with the exact gelu; DistilBERT: ``vocab_transform``, ``activation``,
+    ``vocab_layer_norm``, ``vocab_projector``; ModernBERT: ``head`` and ``decoder``).
+    """
+    name = type(model).__name__
+    if type(model).__module__.split(".")[0] != "transformers":
+        return None
+    if name == "BertForMaskedLM":
+        pred = model.cls.predictions
+        t = pred.transform
+        return LayerNormHeadParts(lambda h: t.transform_act_fn(t.dense(h)), t.LayerNorm,
+                                  pred.decoder)
+    if name == "RobertaForMaskedLM":
+        head = model.lm_head
+        gelu = nn.functional.gelu  # RobertaLMHead.forward uses the exact (erf) gelu
+        return LayerNormHeadParts(lambda h: gelu(head.dense(h)), head.layer_norm, head.decoder)
+    if name == "DistilBertForMaskedLM":
+        return LayerNormHeadParts(lambda h: model.activation(model.vocab_transform(h)),
+                                  model.vocab_layer_norm, model.vocab_projector)
+    if name == "ModernBertForMaskedLM":
+        head = model.head
+        return LayerNormHeadParts(lambda h: head.act(head.dense(h)), head.norm, model.decoder)
+    return None
+
+
+class Float64Head:
+    """``LayerNorm -> decoder`` on the resampling vocabulary, in float64, returning float32.
+
+    Built once from a model's :class:`LayerNormHeadParts` and the vocabulary's token ids:
+    ``w_a = W_a * gamma - mean(W_a * gamma)`` and ``k_a = W_a . beta + b_a`` in float64 (exactly
+    the same function as ``decoder(LayerNorm(x))`` in real arithmetic, since the normalised
+    vector is centred). A call runs the algorithm of :mod:`glauber.theory.layernorm_head` with
+    autocast off, so that :meth:`enclosure` holds for every hidden vector, whatever precision
+    produced it.
+
+    Parameters
+    ----------
+    parts : LayerNormHeadParts
+    token_ids : sequence of int
+        The model's ids of the resampling vocabulary, in order.
+    device : torch.device
+    """
+
+    def __init__(self, parts: LayerNormHeadParts, token_ids: Sequence[int],
+                 device: torch.device) -> None:
+        norm, decoder = parts.norm, parts.decoder
+        ids = torch.as_tensor(list(token_ids), dtype=torch.long, device=decoder.weight.device)
+        with torch.no_grad():
+            W = decoder.weight.detach().index_select(0, ids).double()
+            g = norm.weight.detach().double()
+            beta = (norm.bias.detach().double() if norm.bias is not None
+                    else torch.zeros_like(g))
+            bias = (decoder.bias.detach().index_select(0, ids).double()
+                    if decoder.bias is not None else torch.zeros(len(ids), dtype=torch.float64,
+                                                                 device=W.device))
+            wg = W * g
+            self.weights = (wg - wg.mean(dim=1, keepdim=True)).to(device)
+            self.offsets = (W @ beta + bias).to(device)
+        self.pre = parts.pre
+        self.eps = float(norm.eps)
+        self.d = int(g.shape[0])
+        self._enclosure: HeadEnclosure | None = None
+
+    def __call__(self, hidden: torch.Tensor) -> torch.Tensor:
+        """Float32 scores ``[B, q]`` of hidden states ``[B, d]`` at the masked positions."""
+        x = self.pre(hidden)
+        with torch.autocast(x.device.type, enabled=False):
+            x = x.double()
+            a = x - x.sum(dim=-1, keepdim=True) / self.d
+            v = (a * a).sum(dim=-1, keepdim=True) / self.d
+            z = a * (1.0 / torch.sqrt(v + self.eps))
+            return torch.addmm(self.offsets, z, self.weights.T).float()
+
+    def enclosure(self) -> HeadEnclosure:
+        """The enclosure of every score difference (computed once)."""
+        if self._enclosure is None:
+            self._enclosure = layernorm_head_enclosure(
+                self.weights.cpu().numpy(), self.offsets.cpu().numpy(), self.eps, "float32")
+        return self._enclosure
+
+
+def float64_head(model: Any, token_ids: Sequence[int], device: torch.device) -> Float64Head | None:
+    """A :class:`Float64Head` of ``model`` for ``token_ids``, or None when its head is not a
+    known ``LayerNorm -> linear`` one (or the device has no float64, as Apple's MPS)."""
+    parts = layernorm_head_parts(model)
+    if parts is None or torch.device(device).type == "mps":
+        return None
+    return Float64Head(parts, token_ids, torch.device(device))
+
+
 __all__ = [
+    "Float64Head",
+    "LayerNormHeadParts",
     "MaskedLMParts",
+    "float64_head",
+    "layernorm_head_parts",
     "split_masked_lm",
 ]

@@ -16,12 +16,14 @@ import copy
 import os
 from typing import Any, Sequence
 
+import numpy as np
 import torch
 
 from glauber.core.validation import check_positive_int
 from glauber.errors import (
     InvalidParameterError,
     SequenceLengthError,
+    UnboundableModelError,
     UnknownModelError,
     VocabularyError,
 )
@@ -31,17 +33,18 @@ from glauber.mlm_backend.device import (
     resolve_device,
     resolve_dtype,
 )
-from glauber.mlm_backend.heads import split_masked_lm
+from glauber.mlm_backend.heads import float64_head, split_masked_lm
 from glauber.mlm_backend.sequence_model import TokenSequenceModel
 from glauber.mlm_backend.static_shapes import StaticShapeRunner
 from glauber.mlm_backend.vocabulary import TokenVocabulary, tokenizer_vocabulary
+from glauber.theory.influence_bounds import OscillationBound
 
 #: Model types whose learned positions start at ``pad_token_id + 1`` (RoBERTa's convention).
 PADDING_OFFSET_MODEL_TYPES = frozenset(
     {"roberta", "xlm-roberta", "xlm-roberta-xl", "camembert", "roberta-prelayernorm",
      "data2vec-text"}
 )
-_HEADS = ("auto", "masked", "full")
+_HEADS = ("auto", "float64", "masked", "full")
 
 
 class HFMaskedLM(TokenSequenceModel):
@@ -75,10 +78,15 @@ class HFMaskedLM(TokenSequenceModel):
     max_batch_tokens, max_batch_bytes : int, optional
         Memory budget of one forward pass, in tokens (rows x (n + 2)) or in estimated bytes of
         activations; larger batches are split. Default: see :func:`device.token_budget`.
-    head : {"auto", "masked", "full"}
-        ``"masked"`` applies the LM head only at the masked position (BERT, RoBERTa, DistilBERT,
-        ModernBERT; see :mod:`glauber.mlm_backend.heads`); ``"full"`` computes all logits and
-        gathers the masked position; ``"auto"`` takes ``"masked"`` where it is available.
+    head : {"auto", "float64", "masked", "full"}
+        ``"float64"`` applies the LM head only at the masked position and evaluates its final
+        LayerNorm and decoder for the resampling vocabulary in float64
+        (:class:`~glauber.mlm_backend.heads.Float64Head`): the scores then have a rigorous
+        upper bound on their oscillation (:meth:`oscillation_upper_bound`). ``"masked"``
+        applies the model's own head, in the model's precision, at the masked position only
+        (BERT, RoBERTa, DistilBERT, ModernBERT; see :mod:`glauber.mlm_backend.heads`);
+        ``"full"`` computes all logits and gathers the masked position; ``"auto"`` takes the
+        first of ``"float64"``, ``"masked"``, ``"full"`` available (float64 is not, on MPS).
     compile : bool or str
         ``True`` wraps the forward pass in ``torch.compile``; a string names the compile backend.
     cuda_graphs : bool
@@ -107,7 +115,7 @@ class HFMaskedLM(TokenSequenceModel):
     n, q, vocab, labels, name
         The ConditionalModel protocol (``vocab`` holds token ids; states hold indices into it).
     head : str
-        ``"masked"`` or ``"full"``: the path actually used.
+        ``"float64"``, ``"masked"`` or ``"full"``: the path actually used.
     autocast : torch.dtype or None
         The autocast precision of the forward pass (None: off).
     static_runner : StaticShapeRunner or None
@@ -189,19 +197,27 @@ class HFMaskedLM(TokenSequenceModel):
             tokenizer, allowed_tokens, int(model.config.vocab_size), split_chars, self.device
         )
         self._parts = None if head == "full" else split_masked_lm(self.model)
-        if head == "masked" and self._parts is None:
+        self._float64 = (float64_head(self.model, self.vocabulary.token_ids, self.device)
+                         if head in ("auto", "float64") else None)
+        if head in ("masked", "float64") and (self._parts is None or (
+                head == "float64" and self._float64 is None)):
             raise InvalidParameterError(
-                f"head='masked' is not available for {type(model).__name__} (known: BERT, "
-                "RoBERTa, DistilBERT, ModernBERT); use head='auto' or head='full'"
+                f"head={head!r} is not available for {type(model).__name__} on "
+                f"{self.device.type} (known: BERT, RoBERTa, DistilBERT, ModernBERT; float64 "
+                "needs a device with float64); use head='auto' or head='full'"
             )
-        self.head = "full" if self._parts is None else "masked"
+        if self._parts is None:
+            self._float64 = None
+        self.head = ("full" if self._parts is None else
+                     "masked" if self._float64 is None else "float64")
         self.max_sites = _max_sites(model.config, tokenizer)
         self._budget = check_budget(max_batch_tokens, max_batch_bytes)
         self._rows_cache: dict[int, int] = {}
         self._frame = torch.tensor(
             [self.cls_token_id, self.sep_token_id], dtype=torch.long, device=self.device
         )
-        forward = self._masked_logits if self._parts is not None else self._full_logits
+        forward = (self._float64_logits if self._float64 is not None else
+                   self._masked_logits if self._parts is not None else self._full_logits)
         if compile:
             backend = compile if isinstance(compile, str) else "inductor"
             forward = torch.compile(forward, backend=backend, dynamic=True)
@@ -313,7 +329,50 @@ class HFMaskedLM(TokenSequenceModel):
         """Float32 logits ``[rows, q]`` of the vocabulary at ``positions`` of the framed ``ids``."""
         with self._precision():
             logits = self._forward(ids, positions)
+        if self._float64 is not None:  # already the vocabulary's, in float32
+            return logits
         return logits.index_select(1, self.vocabulary.lookup).float()
+
+    def oscillation_upper_bound(self) -> OscillationBound:
+        """A context-free upper bound on Lemma 6's oscillation of every pair of sites.
+
+        From the weights of the float64 head alone (:meth:`Float64Head.enclosure
+        <glauber.mlm_backend.heads.Float64Head.enclosure>`, docs/theory.md "Upper bounds on
+        influence"): every score difference ``s_a - s_b`` stays within ``R_ab`` of a constant
+        for every context, so ``Delta_ij <= 2 max_{a != b} R_ab`` for all ``i != j``.
+
+        Returns
+        -------
+        OscillationBound
+            ``method = "layernorm-head"``.
+
+        Raises
+        ------
+        UnboundableModelError
+            If the scores do not come from the float64 head (``head`` is ``"masked"`` or
+            ``"full"``, or the architecture's head is not ``LayerNorm -> linear``), or the
+            model has no length yet.
+        """
+        if self._float64 is None:
+            raise UnboundableModelError(
+                f"{self.name} computes its scores with head={self.head!r}: no rigorous bound "
+                "(torch's float32 LayerNorm has no a-priori error bound); build it with "
+                "head='auto' or head='float64' (BERT, RoBERTa, DistilBERT, ModernBERT heads)"
+            )
+        if self.n is None:
+            raise UnboundableModelError(
+                f"{self.name} has no sequence length; set one with with_length(n)"
+            )
+        enc = self._float64.enclosure()
+        Delta = np.full((self.n, self.n), enc.oscillation)
+        np.fill_diagonal(Delta, 0.0)
+        a, b = enc.pair
+        return OscillationBound(Delta, "layernorm-head", {
+            "hidden_size": self._float64.d, "layer_norm_eps": self._float64.eps,
+            "tokens": self.q, "radius_max": float(enc.radius[a, b]),
+            "pair": [self.labels[a], self.labels[b]], "norm_radius": enc.norm_radius,
+            "rounding": enc.rounding, "pairwise": enc.pairwise,
+        })
 
     def _precision(self) -> contextlib.AbstractContextManager:
         """``torch.autocast`` in :attr:`autocast` precision, or nothing. The cast-weight cache is
@@ -326,6 +385,10 @@ class HFMaskedLM(TokenSequenceModel):
     # No attention_mask is passed: every input is unpadded ([B, n + 2], no [PAD]), which is what
     # a missing mask means, and transformers inspects the values of a given mask to decide
     # whether it can be skipped: one host synchronisation per forward on CUDA.
+    def _float64_logits(self, ids: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        hidden = self._parts.encoder(input_ids=ids).last_hidden_state
+        return self._float64(hidden[torch.arange(ids.shape[0], device=ids.device), positions])
+
     def _masked_logits(self, ids: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
         hidden = self._parts.encoder(input_ids=ids).last_hidden_state
         at_mask = hidden[torch.arange(ids.shape[0], device=ids.device), positions]

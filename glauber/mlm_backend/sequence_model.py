@@ -57,7 +57,8 @@ class TokenSequenceModel:
     @property
     def cache_key(self) -> str:
         """A key of everything the scores depend on: the class, the name, the vocabulary, the
-        compute precision and a SHA-256 of the weights (computed once per model object).
+        compute precision, the head's path and a SHA-256 of the weights (computed once per
+        model object).
 
         Score tables of exact window chains are kept on disk under it
         (:func:`glauber.exact.score_table.score_table`).
@@ -66,7 +67,8 @@ class TokenSequenceModel:
         if key is None:
             h = hashlib.sha256()
             for part in (type(self).__name__, getattr(self, "name", ""), str(self.dtype),
-                         str(getattr(self, "autocast", None)), repr(self.vocab)):
+                         str(getattr(self, "autocast", None)), repr(self.vocab),
+                         str(getattr(self, "head", ""))):
                 h.update(part.encode())
             for name, tensor in sorted(self.model.state_dict().items()):
                 h.update(name.encode())

@@ -1,10 +1,11 @@
 """Property-based testing of bounds on Glauber dynamics against exact small chains.
 
 Hypothesis strategies over toy models (every family of :data:`glauber.toy_models.FAMILIES`, each
-model carrying a :class:`ModelSpec` that rebuilds it), temperatures, target distances, basins and
-pairs of states; :func:`exact`, a cached exact chain; and :func:`check_bound`, which runs a
-bound against exact values and returns a :class:`BoundReport` with the shrunk counterexample and
-a script that reproduces it. See ``docs/testing.md``.
+model carrying a :class:`ModelSpec` that rebuilds it), tiny random transformer masked LMs
+(:func:`masked_lms`, :mod:`glauber.testing.transformers`), temperatures, target distances,
+basins and pairs of states; :func:`exact`, a cached exact chain; and :func:`check_bound`, which
+runs a bound against exact values and returns a :class:`BoundReport` with the shrunk
+counterexample and a script that reproduces it. See ``docs/testing.md``.
 
 Needs Hypothesis (the ``test`` extra); importing this package without it raises
 :class:`~glauber.errors.MissingDependencyError`.
@@ -42,8 +43,22 @@ from glauber.testing.strategies import (  # noqa: E402
 from glauber.toy_models import FAMILIES, ModelSpec  # noqa: E402
 from glauber.toy_models.restricted import MAX_BASE_STATES  # noqa: E402
 
+#: Names of :mod:`glauber.testing.transformers` (tiny random masked LMs), imported on first use
+#: so that ``import glauber.testing`` does not load transformers.
+_TRANSFORMERS = ("MaskedLMSpec", "masked_lm_specs", "masked_lms")
+
+
+def __getattr__(name: str):
+    if name in _TRANSFORMERS:
+        from glauber.testing import transformers
+
+        return getattr(transformers, name)
+    raise AttributeError(f"module 'glauber.testing' has no attribute {name!r}")
+
+
 __all__ = [
     "BoundReport",
+    "MaskedLMSpec",
     "CachedChain",
     "Counterexample",
     "FAMILIES",
@@ -59,6 +74,8 @@ __all__ = [
     "graphs",
     "influence_matrices",
     "integer_weights",
+    "masked_lm_specs",
+    "masked_lms",
     "model_specs",
     "models",
     "rational_transition_matrices",

@@ -3,7 +3,9 @@
 Each module holds one result of docs/theory.md: :mod:`~glauber.theory.kernels` (Proposition 1,
 Corollary 2, Theorem 3), :mod:`~glauber.theory.rectangle` (Proposition 4),
 :mod:`~glauber.theory.contraction` (Theorem 5, corrected), :mod:`~glauber.theory.influence_bounds`
-(Lemma 6 and its sharper tanh form, Corollary 7), :mod:`~glauber.theory.escape` (Theorem 8 and the
+(Lemma 6 and its sharper tanh form, Corollary 7; rigorous upper bounds on influence),
+:mod:`~glauber.theory.layernorm_head` (a LayerNorm head's context-free score enclosure),
+:mod:`~glauber.theory.escape` (Theorem 8 and the
 bottleneck bound), :mod:`~glauber.theory.drift` (Section 5.4, corrected),
 :mod:`~glauber.theory.path_coupling`, the Ising oracles in
 :mod:`~glauber.theory.ising_closed_forms`, distances in :mod:`~glauber.theory.distances` and
@@ -46,10 +48,12 @@ from glauber.theory.escape import (
     theorem8_tmix_lower_bound,
 )
 from glauber.theory.influence_bounds import (
+    OscillationBound,
     corollary7_alpha_bound,
     corollary7_holds,
     influence_matrix_bound,
     lemma6_bound,
+    pairwise_oscillation,
     tanh_bound,
 )
 from glauber.theory.ising_closed_forms import (
@@ -89,6 +93,7 @@ __all__ = [
     "CERTIFICATE_NAMES",
     "ContractionCertificate",
     "MatrixPowerResult",
+    "OscillationBound",
     "adjacent_pair_hamming_bound",
     "alpha_col",
     "alpha_row",
@@ -126,6 +131,7 @@ __all__ = [
     "log_theorem8_tmix_lower_bound",
     "matrix_power_certificate",
     "matrix_power_search",
+    "pairwise_oscillation",
     "path_coupling_distance_bound",
     "path_coupling_tmix_bound",
     "rate_from_contraction_factor",

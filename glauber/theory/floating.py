@@ -181,9 +181,46 @@ def exp_decay(log_scale: float, t: int, log_rate: float) -> float:
         return math.inf
 
 
+def softmax_tv_rounding(max_abs_score: float, tau: float, q: int) -> float:
+    """Bound on ``|computed - exact|`` of a TV distance between two softmaxes at ``tau``.
+
+    For float64 scores ``s`` with ``|s_a| <= max_abs_score``, computed as ``z = s / tau``,
+    ``z -= max z``, ``p = exp(z) / sum exp(z)`` and ``TV = sum |p - r| / 2`` in float64: the
+    shifted exponent of each token is within ``e1 = 4 u max_abs_score / tau`` of the exact one
+    (division, subtraction of the maximum), ``exp`` within ``4 u`` (a few ulps), the sum and the
+    division within ``gamma_{q+2}``; so ``|log p_hat_a - log p_a| <= 2 e1 + 2 gamma_{q+6} =: e``
+    and ``sum_a |p_hat_a - p_a| <= expm1(e)``; the halved sum of ``q`` absolute differences adds
+    ``gamma_q`` of at most 2, underflow ``q`` subnormals. Rounded up.
+
+    Parameters
+    ----------
+    max_abs_score : float
+        Largest ``|s_a|`` of either law, finite and >= 0.
+    tau : float
+        Temperature, > 0.
+    q : int
+        Vocabulary size.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> 0 < softmax_tv_rounding(10.0, 1.0, 20) < 1e-13
+    True
+    """
+    u = UNIT_ROUNDOFF["float64"]
+    e1 = math.nextafter(4.0 * u * (float(max_abs_score) / float(tau)) * (1 + 4 * u), math.inf)
+    e = math.nextafter(2.0 * e1 + 2.0 * gamma(int(q) + 6, u), math.inf)
+    total = math.expm1(e) * (1 + 4 * u) + 2.0 * gamma(int(q), u) + q * 2.0**-1068
+    return math.nextafter(total * (1 + 4 * u), math.inf)
+
+
 __all__ = [
     "ELEMENTARY_ULPS",
     "SMALLEST_SUBNORMAL",
+    "softmax_tv_rounding",
     "UNIT_ROUNDOFF",
     "coarsest",
     "dtype_name",

@@ -17,9 +17,19 @@ maximal slope of the sigmoid; see :mod:`glauber.theory.symbolic`).
 
 Corollary 7 (true as printed): if ``max_i sum_{j != i} Delta_ij < 4 tau`` then the paper's
 row-sum ``alpha(tau) < 1``.
+
+Rigorous upper bounds (docs/theory.md, "Upper bounds on influence"): an
+:class:`OscillationBound` is a tau-free matrix ``>= Delta`` entrywise together with the argument
+that gives it; :func:`influence_matrix_bound` turns it into ``C(tau)`` with every rounding
+upward, and :func:`pairwise_oscillation` is the exact oscillation of pairwise (Ising, Potts)
+scores.
 """
 
 from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -138,9 +148,13 @@ def influence_matrix_bound(Delta: ArrayLike, tau: float, sharp: bool = True) -> 
     """
     arr = check_square_matrix(Delta, "Delta")
     tau = check_tau(tau)
-    x = round_up_array(_oscillations(arr) / (4.0 * tau))  # a correctly rounded quotient
+    # Delta / tau, then / 4, each rounded up (4 tau would overflow above tau ~ 4.5e307, giving
+    # a quotient of 0 where the exact one is large); Delta = 0 gives exactly 0
+    D = _oscillations(arr)
+    x = np.where(D > 0, round_up_array(round_up_array(D / tau) * 0.25), 0.0)
     if sharp:  # tanh is increasing; its own error is elementary_error
-        x = np.minimum(1.0, round_up_array(np.tanh(x) * (1.0 + elementary_error("float64"))))
+        up = np.minimum(1.0, round_up_array(np.tanh(x) * (1.0 + elementary_error("float64"))))
+        x = np.where(D > 0, up, 0.0)
     np.fill_diagonal(x, 0.0)
     return x
 
@@ -175,7 +189,7 @@ def corollary7_alpha_bound(Delta: ArrayLike, tau: float, sharp: bool = False) ->
     Examples
     --------
     >>> corollary7_alpha_bound([[0.0, 1.0], [2.0, 0.0]], tau=1.0)  # 2 / 4, rounded up
-    0.5000000000000003
+    0.5000000000000004
     """
     bound = influence_matrix_bound(Delta, tau, sharp=sharp)
     n = bound.shape[0]
@@ -217,7 +231,119 @@ def corollary7_holds(Delta: ArrayLike, tau: float) -> bool:
     return corollary7_alpha_bound(Delta, tau) < 1.0
 
 
+@dataclass(frozen=True)
+class OscillationBound:
+    """A tau-free upper bound ``Delta[i, j] >= Delta_ij`` on Lemma 6's oscillation, and its argument.
+
+    Models that can bound their own oscillation return one from ``oscillation_upper_bound()``
+    (pairwise toys in closed form, masked LMs from the weights of their head);
+    :func:`glauber.estimators.influence_upper_bound` turns it into ``C(tau)``.
+
+    Attributes
+    ----------
+    Delta : numpy.ndarray, shape (n, n)
+        Finite, ``>= 0``, zero diagonal; an upper bound on the oscillation of the scores the
+        model returns (floating point included), entry by entry.
+    method : str
+        The argument: ``"closed-form"`` (pairwise couplings), ``"layernorm-head"`` (the weights
+        of a LayerNorm -> linear head), ...
+    details : dict
+        What the argument used (JSON-safe values), for the certificate.
+    """
+
+    Delta: np.ndarray
+    method: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def restricted(self, sites: Any) -> "OscillationBound":
+        """The bound of the chain on ``sites`` only (a window: every window context is a
+        context of the full chain, so the full chain's bound holds on it)."""
+        idx = np.asarray(sites, dtype=np.int64)
+        return OscillationBound(self.Delta[np.ix_(idx, idx)].copy(), self.method,
+                                dict(self.details))
+
+
+def pairwise_oscillation(K: ArrayLike, score_error: ArrayLike | None = None) -> np.ndarray:
+    """Exact oscillation (Lemma 6) of pairwise scores, plus their rounding.
+
+    For scores ``s_i(a; x) = h_i(a) + sum_{k != i} K[i, k, a, x_k]`` (Ising, Potts, asymmetric
+    Ising, Curie–Weiss), changing ``x_j`` from ``b`` to ``b'`` changes ``s_i(a)`` by
+    ``K[i, j, a, b] - K[i, j, a, b']`` whatever the other sites hold, so
+
+    ``Delta_ij = max_{b, b'} [max_a (K[i,j,a,b] - K[i,j,a,b']) - min_a (K[i,j,a,b] - K[i,j,a,b'])]``
+
+    exactly (Ising with spins ``+-1``: ``4 |J_ij|``; Potts: ``2 |J_ij|``). A model computes its
+    scores in floating point: if each computed score at site ``i`` is within
+    ``score_error[i]`` of the exact one, the computed oscillation is within
+    ``4 score_error[i]`` of the exact one, which is added where site ``j`` enters at all (a
+    zero coupling adds ``+-0`` to the computed scores, which are then bitwise independent of
+    ``x_j``). Every step is rounded upward.
+
+    Parameters
+    ----------
+    K : array_like, shape (n, n, q, q)
+        ``K[i, k, a, b]``: the contribution of ``x_k = b`` to ``s_i(a)`` (finite).
+    score_error : array_like, shape (n,), optional
+        Bound on ``|computed - exact|`` of site ``i``'s scores (default 0).
+
+    Returns
+    -------
+    numpy.ndarray, shape (n, n)
+        ``>= Delta_ij`` of the computed scores; zero diagonal.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``K`` is not a finite ``(n, n, q, q)`` array or ``score_error`` is malformed.
+
+    Examples
+    --------
+    >>> s = np.array([-1.0, 1.0])
+    >>> K = np.zeros((2, 2, 2, 2)); K[0, 1] = K[1, 0] = 0.5 * np.outer(s, s)
+    >>> pairwise_oscillation(K).round(12).tolist()  # 4 |J| = 2, rounded up by a few ulps
+    [[0.0, 2.0], [2.0, 0.0]]
+    """
+    arr = as_real_array(K, "pairwise couplings K")
+    if arr.ndim != 4 or arr.shape[0] != arr.shape[1] or arr.shape[2] != arr.shape[3]:
+        raise InvalidParameterError(f"K must have shape (n, n, q, q), got {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise InvalidParameterError("K holds NaN or infinite couplings; pass finite values")
+    n = arr.shape[0]
+    err = np.zeros(n) if score_error is None else as_real_array(score_error, "score_error")
+    if err.shape != (n,) or not np.isfinite(err).all() or np.any(err < 0):
+        raise InvalidParameterError(f"score_error must be n = {n} finite values >= 0")
+    spread = np.empty((n, n))
+    for i in range(n):  # one site at a time: n q^3 values
+        diff = arr[i][:, :, :, None] - arr[i][:, :, None, :]  # [k, a, b, b']
+        spread[i] = (diff.max(axis=1) - diff.min(axis=1)).max(axis=(1, 2))
+    u = UNIT_ROUNDOFF["float64"]
+    # two subtractions in float64 (each within u relative), then the rounding of the scores;
+    # a site that does not enter (K[i, j] = 0) adds terms +-0 whatever x_j is: bitwise the same
+    # computed scores, no rounding to pay
+    coupled = np.any(arr != 0.0, axis=(2, 3))
+    out = np.where(coupled, np.nextafter(spread * (1.0 + gamma(3, u)) + 4.0 * err[:, None],
+                                         np.inf), 0.0)
+    np.fill_diagonal(out, 0.0)
+    return out
+
+
+def dot_rounding(magnitude: float, terms: int, unit: float = UNIT_ROUNDOFF["float64"]) -> float:
+    """Bound on ``|fl(sum of terms products) - exact|`` for a sum whose absolute terms add up to
+    ``magnitude`` (Higham 2002, eq. 3.5: ``gamma_terms`` relative to the absolute sum), rounded
+    up; any summation order, with or without fused multiply-adds.
+
+    Examples
+    --------
+    >>> dot_rounding(1.0, 3) > 3 * 2.0**-53
+    True
+    """
+    return math.nextafter(gamma(int(terms), unit) * float(magnitude), math.inf)
+
+
 __all__ = [
+    "OscillationBound",
+    "dot_rounding",
+    "pairwise_oscillation",
     "corollary7_alpha_bound",
     "corollary7_holds",
     "influence_matrix_bound",

@@ -366,6 +366,91 @@ def alpha_gap_lower(C: np.ndarray) -> AlphaGaps:
     return AlphaGaps(_lower_float(row), _lower_float(col), _lower_float(1 - Fraction(sigma)))
 
 
+def alpha_upper(C: np.ndarray, axis: int) -> float:
+    """A float ``>=`` the largest row (``axis=1``) or column (``axis=0``) sum of ``C``: exact
+    rational sums, the largest rounded up."""
+    lines = C if axis == 1 else C.T
+    best = max(sum((Fraction(float(c)) for c in line), Fraction(0)) for line in lines)
+    value = float(best)
+    return value if Fraction(value) >= best else round_up(value)
+
+
+def _perron_candidates(C: np.ndarray) -> list[np.ndarray]:
+    """Positive vectors near the Perron vector of ``C >= 0`` (one per floor), each max 1."""
+    vals, vecs = np.linalg.eig(C)
+    top = np.abs(vecs[:, int(np.argmax(vals.real))].real)
+    top = top / top.max() if top.max() > 0 else np.ones(C.shape[0])
+    # the Perron vector of C^T + C catches reducible patterns the eigenvector of C misses
+    _, svecs = np.linalg.eigh(C + C.T)
+    sym = np.abs(svecs[:, -1])
+    sym = sym / sym.max() if sym.max() > 0 else np.ones(C.shape[0])
+    out = [np.maximum(w, floor) for w in (top, sym) for floor in (1e-2, 1e-4, 1e-8, 1e-12)]
+    # resolvent vectors v = (I - C/s)^-1 1 for s just above rho: C v = s (v - 1) <= s v, which
+    # stays tight on reducible and nilpotent patterns (a star's leaves copying its hub)
+    rho = float(np.max(np.abs(vals)))
+    scale = float(C.sum(axis=1).max())
+    for delta in (1e-2, 1e-4, 1e-7):
+        s = rho * (1.0 + delta) + delta * scale
+        try:
+            v = np.linalg.solve(np.eye(C.shape[0]) - C / s, np.ones(C.shape[0]))
+        except np.linalg.LinAlgError:
+            continue
+        if np.all(np.isfinite(v)) and np.all(v > 0):
+            out.append(v / v.max())
+    return out
+
+
+def collatz_wielandt_upper(C: np.ndarray) -> tuple[float, np.ndarray]:
+    """``(r, v)``: a float ``r >= max_i (C v)_i / v_i >= rho(C)`` and the positive ``v`` giving it.
+
+    For a non-negative ``C`` and any positive ``v``, ``rho(C) <= max_i (C v)_i / v_i``
+    (Collatz–Wielandt; Horn and Johnson, *Matrix Analysis*, 2nd ed., Theorem 8.1.26), and
+    ``C v <= r v`` entrywise. ``C v`` is a sum of non-negative products, so its float64 value is
+    within ``gamma_n`` relative (plus ``(n + 1)`` smallest subnormals) of the exact one (Higham
+    2002, Section 3.5); the ratio is widened by that and rounded up. ``v`` is the tightest of a
+    few floored Perron-vector estimates.
+    """
+    n = C.shape[0]
+    if not C.any():
+        return 0.0, np.ones(n)
+    best: tuple[float, np.ndarray] | None = None
+    for v in _perron_candidates(C):
+        w = C @ v
+        exact_max = (w + (n + 1) * _ETA) / (1.0 - 2.0 * (n + 2) * _U)
+        r = round_up(float(np.max(exact_max / v)) * (1.0 + 2.0 * _U))
+        if best is None or r < best[0]:
+            best = (r, v)
+    return best
+
+
+def rho_upper(C: np.ndarray) -> float:
+    """A float ``>= rho(C)`` for non-negative ``C`` (:func:`collatz_wielandt_upper`)."""
+    return collatz_wielandt_upper(C)[0]
+
+
+def weighted_tmix_upper(C: np.ndarray, eps: float) -> tuple[float, float]:
+    """``(r, t)``: the Collatz–Wielandt bound ``r >= rho(C)`` and, when ``r < 1``, a ``t`` with
+    ``t_mix(eps) <= t`` proved (``math.inf`` otherwise).
+
+    With ``C v <= r v`` and ``M = (1 - 1/n) I + C / n``: ``M v <= kappa v``,
+    ``kappa = 1 - (1 - r)/n``. Under the same-site maximal coupling ``beta_t <= M^t 1 <=
+    M^t v / v_min <= kappa^t v / v_min`` (docs/theory.md, Theorem 5 corrected), so
+    ``d(t) <= kappa^t S`` with ``S = sum(v) / v_min``, and since ``-log kappa >= (1 - r)/n``,
+    ``t = ceil(n / (1 - r) (log S + log 1/eps))`` suffices. Every step rounded up. This is the
+    matrix-power certificate's existence made explicit: it needs only ``rho(C) < 1``.
+    """
+    r, v = collatz_wielandt_upper(C)
+    if r >= 1.0:
+        return r, math.inf
+    n = C.shape[0]
+    gap = 1.0 - r if r >= 0.5 else round_down(1.0 - r)  # exact for r >= 1/2 (Sterbenz)
+    scale = round_up(round_up(math.fsum(v.tolist())) / float(v.min()))
+    log_s = round_up(round_up(math.log(scale)))
+    log_inv_eps = round_up(round_up(-math.log(eps)))
+    value = round_up(round_up(n / gap) * round_up(log_s + log_inv_eps))
+    return r, float(math.ceil(round_up(value)))
+
+
 def tmix_upper(n: int, gap: float, eps: float) -> float:
     """``ceil(n / gap (log n + log 1/eps))`` rounded so that it is never below the exact value.
 
@@ -388,6 +473,10 @@ __all__ = [
     "ExactSearch",
     "PowerSumBounds",
     "alpha_gap_lower",
+    "alpha_upper",
+    "collatz_wielandt_upper",
+    "rho_upper",
+    "weighted_tmix_upper",
     "columns_at_most_one",
     "exact_power_search",
     "power_sum_bounds",

@@ -14,9 +14,16 @@ import numpy as np
 
 from glauber.core.validation import as_real_array, check_finite_float, check_positive_int
 from glauber.errors import InvalidParameterError
+from glauber.theory.influence_bounds import OscillationBound
 from glauber.toy_models.base import ToyModel
 from glauber.toy_models.family import ModelSpec, Preset, ToyFamily
-from glauber.toy_models.ising import FIELD_MODES, ising_scores, site_field, spins
+from glauber.toy_models.ising import (
+    FIELD_MODES,
+    ising_scores,
+    site_field,
+    spin_oscillation_bound,
+    spins,
+)
 
 
 class AsymmetricIsingModel(ToyModel):
@@ -94,6 +101,11 @@ class AsymmetricIsingModel(ToyModel):
     def score_site(self, states: np.ndarray, site: int) -> np.ndarray:
         # J[site, site] = 0, so the token at `site` does not enter.
         return ising_scores(self.h[site] + spins(states) @ self.J[site])
+
+    def oscillation_upper_bound(self) -> OscillationBound:
+        """Lemma 6's oscillation in closed form, ``4 |J_ij|`` plus rounding
+        (:func:`~glauber.toy_models.ising.spin_oscillation_bound`)."""
+        return spin_oscillation_bound(self.J, self.h)
 
 
 # ------------------------------------------------------------------------------- the family

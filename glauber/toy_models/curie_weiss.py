@@ -17,6 +17,8 @@ from scipy.special import gammaln, logsumexp
 
 from glauber.core.validation import check_finite_float, check_positive_int
 from glauber.exact.count_chain import CountChain, curie_weiss_gap
+from glauber.theory.floating import UNIT_ROUNDOFF, gamma
+from glauber.theory.influence_bounds import OscillationBound, pairwise_oscillation
 from glauber.toy_models.base import ToyModel
 from glauber.toy_models.family import Preset, ToyFamily
 from glauber.toy_models.ising import spins
@@ -77,6 +79,18 @@ class CurieWeissModel(ToyModel):
         t = tuple(int(a) for a in tokens)
         perm = sorted(int(i) for i in sites) == list(range(self.n))
         return perm and (t == (0, 1) or (t == (1, 0) and self.field == 0.0))
+
+    def oscillation_upper_bound(self) -> OscillationBound:
+        """Lemma 6's oscillation in closed form: ``4 |c|`` with ``c = fl(alpha / n)`` the pair
+        coupling the scores use (the spin sum is exact in float64), plus the rounding of
+        ``field + c * others`` (two operations: ``gamma_2`` of ``|field| + |c| (n - 1)``)."""
+        c = self.alpha / self.n
+        s = np.array([-1.0, 1.0])
+        K = self.J[:, :, None, None] * np.outer(s, s)[None, None, :, :]
+        err = np.full(self.n, gamma(2, UNIT_ROUNDOFF["float64"])
+                      * (abs(self.field) + abs(c) * (self.n - 1)))
+        return OscillationBound(pairwise_oscillation(K, err), "closed-form",
+                                {"scores": "curie-weiss: s(a) (h + (alpha/n) sum_k s(x_k))"})
 
     def log_weight(self, states: np.ndarray) -> np.ndarray:
         """Gibbs log-weight at ``tau = 1``: ``(alpha/n) sum_{i<j} s_i s_j + h sum_i s_i``.

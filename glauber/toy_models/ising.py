@@ -22,6 +22,8 @@ from glauber.core.validation import (
     check_positive_int,
 )
 from glauber.errors import InvalidGraphError, InvalidParameterError
+from glauber.theory.floating import UNIT_ROUNDOFF, gamma
+from glauber.theory.influence_bounds import OscillationBound, pairwise_oscillation
 from glauber.toy_models.base import ToyModel
 from glauber.toy_models.family import Preset, ToyFamily
 
@@ -197,6 +199,19 @@ def spins(states: np.ndarray) -> np.ndarray:
     return 2.0 * np.asarray(states, dtype=np.float64) - 1.0
 
 
+def spin_oscillation_bound(J: np.ndarray, h: np.ndarray) -> OscillationBound:
+    """Lemma 6's oscillation of spin scores ``s(a) (h_i + sum_k J_ik s(x_k))``, exactly:
+    ``4 |J_ij|`` (flipping ``x_j`` moves the two scores by ``+-2 J_ij``), plus the rounding of
+    the local field (a dot product of ``n`` terms and one addition, within ``gamma_{n+1}`` of
+    ``|h_i| + sum_k |J_ik|``; :func:`~glauber.theory.influence_bounds.pairwise_oscillation`)."""
+    n = J.shape[0]
+    s = np.array([-1.0, 1.0])
+    K = J[:, :, None, None] * np.outer(s, s)[None, None, :, :]
+    err = gamma(n + 1, UNIT_ROUNDOFF["float64"]) * (np.abs(h) + np.abs(J).sum(axis=1))
+    return OscillationBound(pairwise_oscillation(K, err), "closed-form",
+                            {"scores": "spin: s(a) (h_i + sum_k J_ik s(x_k))"})
+
+
 def _ising_preserved_by(J: np.ndarray, h: np.ndarray, sites: Any, tokens: Any) -> bool:
     """``J`` and ``h`` invariant under the site permutation, ``h`` negated under a spin flip."""
     p = np.asarray(sites, dtype=np.int64)
@@ -308,6 +323,11 @@ class IsingModel(GraphModel):
     def score_site(self, states: np.ndarray, site: int) -> np.ndarray:
         # J[site, site] = 0, so the token at `site` does not enter.
         return ising_scores(self.h[site] + spins(states) @ self.J[site])
+
+    def oscillation_upper_bound(self) -> OscillationBound:
+        """Lemma 6's oscillation in closed form, ``4 |J_ij|`` plus rounding
+        (:func:`spin_oscillation_bound`)."""
+        return spin_oscillation_bound(self.J, self.h)
 
     def log_weight(self, states: np.ndarray) -> np.ndarray:
         """Gibbs log-weight at ``tau = 1``, ``sum_{edges} J_uv s_u s_v + sum_i h_i s_i = -energy``.
@@ -435,6 +455,7 @@ __all__ = [
     "graph_sites",
     "ising_scores",
     "site_field",
+    "spin_oscillation_bound",
     "spins",
     "symmetric_matrix",
 ]

@@ -10,6 +10,8 @@ import networkx as nx
 import numpy as np
 
 from glauber.errors import VocabularyError
+from glauber.theory.floating import UNIT_ROUNDOFF, gamma
+from glauber.theory.influence_bounds import OscillationBound, pairwise_oscillation
 from glauber.toy_models.family import Preset, ToyFamily
 from glauber.toy_models.ising import (
     GRAPH_OPTIONS,
@@ -94,6 +96,17 @@ class PottsModel(GraphModel):
         moved = np.empty_like(self.h)
         moved[np.ix_(p, t)] = self.h  # moved[p(i), t(a)] = h[i, a]
         return bool(np.array_equal(self.J[np.ix_(p, p)], self.J) and np.array_equal(moved, self.h))
+
+    def oscillation_upper_bound(self) -> OscillationBound:
+        """Lemma 6's oscillation in closed form: ``2 |J_ij|`` (recolouring ``x_j`` from ``b``
+        to ``b'`` moves ``s_i(b)`` by ``J_ij``, ``s_i(b')`` by ``-J_ij``), plus the rounding of
+        the scores (a sum of ``n`` terms and one addition: ``gamma_{n+1}`` of
+        ``sum_k |J_ik| + max_a |h_i(a)|``)."""
+        K = self.J[:, :, None, None] * np.eye(self.q)[None, None, :, :]
+        err = gamma(self.n + 1, UNIT_ROUNDOFF["float64"]) * (
+            np.abs(self.J).sum(axis=1) + np.abs(self.h).max(axis=1))
+        return OscillationBound(pairwise_oscillation(K, err), "closed-form",
+                                {"scores": "potts: sum_k J_ik 1{x_k = a} + h_i(a)"})
 
     def log_weight(self, states: np.ndarray) -> np.ndarray:
         """Gibbs log-weight at ``tau = 1``: ``sum_{edges} J_uv 1{x_u = x_v} + sum_i h_i(x_i)``."""

@@ -27,6 +27,7 @@ from glauber.certify import Certificate, certify, format_certificate
 from glauber.certify.claims import build_claims
 from glauber.certify.verdict import CATEGORIES, LEGEND, WIDTH, verdict_answers, verdict_lines
 from glauber.core.restrict import RestrictedModel
+from glauber.errors import InvalidParameterError
 from glauber.exact import ExactChain
 from glauber.models import resolve_model
 from glauber.toy_models import IsingModel, PlantedBasinModel
@@ -44,9 +45,10 @@ def _block(cert, **kw) -> str:
 def _category(block: str, title: str) -> str:
     """The items listed under one category of the verdict (empty when it says nothing)."""
     assert title in CATEGORIES
-    start = block.index(f"  {title}:")
-    ends = [block.index(f"  {t}:", start + 1) for t in CATEGORIES
-            if f"  {t}:" in block[start + 1:]] + [block.index("  legend")]
+    # at the start of a line: an answer may contain "  proved:" (the bracket's, after its label)
+    start = block.index(f"\n  {title}:")
+    ends = [block.index(f"\n  {t}:", start + 1) for t in CATEGORIES
+            if f"\n  {t}:" in block[start + 1:]] + [block.index("  legend")]
     return block[start:min(e for e in ends if e > start)]
 
 
@@ -144,8 +146,8 @@ def _rebuilt(path: Path) -> Certificate:
      ("certified for tau >= 3", "no temperature found where none can exist")),
 ])
 def test_bracket_is_stated_when_present(bracket, words):
-    cert = certify(IsingModel(nx.cycle_graph(4)), 1.0, **SMALL)
-    assert "bracket:" not in _block(cert)  # older certificates have none
+    cert = certify(IsingModel(nx.cycle_graph(4)), 1.0, bracket=False, **SMALL)
+    assert "bracket:" not in _block(cert)  # without the stage (and in older certificates)
     answer = _answer(cert, "bracket:", bracket=bracket)
     for w in words:
         assert w in answer
@@ -156,10 +158,17 @@ def test_bracket_is_read_from_a_certificate_json_extended_by_hand(tmp_path):
 
     cert = certify(IsingModel(nx.cycle_graph(4)), 1.0, **SMALL)
     data = json.loads(cert.to_json())
+    back = certificate_bracket(Certificate.from_dict(data))
+    assert (back["tau_cert"], back["tau_no_cert"]) == (cert.bracket.tau_cert,
+                                                        cert.bracket.tau_no_cert)
     data["bracket"] = {"tau_cert": 4.0, "tau_no_cert": 0.5}
-    back = Certificate.from_dict(data)  # decoding ignores the unknown key: never a crash
-    assert certificate_bracket(back) is None
-    assert certificate_bracket(type("C", (), {"bracket": data["bracket"]})()) == data["bracket"]
+    # the bracket stage's JSON is decoded into its type: a partial one is a typed error
+    with pytest.raises(InvalidParameterError, match="certificate.bracket lacks the field"):
+        Certificate.from_dict(data)
+    del data["bracket"]  # a certificate older than the bracket
+    assert certificate_bracket(Certificate.from_dict(data)) is None
+    assert certificate_bracket(type("C", (), {"bracket": {"tau_cert": 4.0}})()) == {
+        "tau_cert": 4.0}
 
 
 def test_files_answer_names_every_output_or_says_none_was_written():
@@ -236,11 +245,14 @@ def test_first_ten_lines_of_the_command_answer_the_newcomer(tmp_path, capsys, mo
     assert main(["certify", "--model", "curie-weiss:n=8,alpha=3", "--context",
                  "0,1,0,1,1,0,1,1", "--sites", "2-4", "--tau", "0.5", "--pairs", "0",
                  "--rectangles", "5", "--json", str(path)]) == 0
-    head = "\n".join(capsys.readouterr().out.splitlines()[:10])
+    lines = capsys.readouterr().out.splitlines()
+    head = "\n".join(lines[:10])
     tmix = ExactChain(resolve_model(WINDOW), 0.5).mixing_time(0.25)
     assert f"known exactly: t_mix(0.25) = {tmix} steps" in head
     assert "none can exist at tau = 0.5, proved" in head
-    assert f"certificate (JSON) {path}" in head
+    # the files close the answers, after the bracket's three lines and compatibility's two
+    answers = "\n".join(lines[:lines.index("", 3)])
+    assert "bracket:" in answers and f"certificate (JSON) {path}" in answers
     saved = Certificate.from_json(path.read_text())
     assert saved.positions == (2, 3, 4) and saved.site_numbering.startswith("0-based")
     assert saved.source.command.startswith("glauber certify --model curie-weiss")

@@ -35,6 +35,17 @@ def test_ising_cycle_alpha_is_tanh_two_beta(tmp_path):
     # One score table (n q^(n-1) model rows) serves every temperature of the grid.
     assert res["model_rows"] == 5 * 2 ** 4
     assert (tmp_path / "alpha_curve.png").exists() and (tmp_path / "alpha_curve.csv").exists()
+    # The bracket: exact C, so the proved radius is the exact tanh(2 beta J) up to rounding,
+    # below 1 at every tau (no temperature is ruled out), and its t_mix bound holds.
+    for r in res["rows"]:
+        # above the closed form (the certificate's exhaustive radius is that of an enclosure of
+        # C against rounding, a few ulps above the exact one, so it is no oracle here)
+        assert r["rho_upper"] >= math.tanh(1 / r["tau"])
+        assert r["rho_upper"] == pytest.approx(math.tanh(1 / r["tau"]), rel=1e-9)
+        assert r["exact_tmix"] <= r["tmix_upper"]
+    b = res["bracket"]
+    assert b["tau_no_cert"] is None and b["lower_method"] == "exact (table)"
+    assert b["tau_cert"] is not None and b["upper_C"] is not None
 
 
 def test_thresholds_need_every_larger_tau():

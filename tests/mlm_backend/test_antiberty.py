@@ -42,7 +42,7 @@ def test_loads_the_shipped_weights(antiberty):
     assert not antiberty.model.training  # dropout off
     assert vocab.read_text().split()[5:] == list(AMINO_ACIDS)
     assert antiberty.labels == tuple(AMINO_ACIDS) and antiberty.vocab == tuple(range(5, 25))
-    assert antiberty.head == "masked" and antiberty.max_sites == 510
+    assert antiberty.head == "float64" and antiberty.max_sites == 510
     assert load_antiberty().model is antiberty.model  # weights cached per process
 
 

@@ -48,7 +48,7 @@ def _batch(q: int, count: int, seed: int):
 
 @pytest.mark.parametrize("arch", ARCHS)
 def test_bf16_autocast_scores_are_float32_close_to_fp32_and_on_the_bf16_grid(tiny_models, arch):
-    plain, low = _pair(tiny_models, arch)
+    plain, low = _pair(tiny_models, arch, head="masked")
     assert low.autocast == torch.bfloat16 and low.dtype == torch.float32
     assert next(low.model.parameters()).dtype == torch.float32  # the weights stay float32
     states, sites = _batch(plain.q, 32, seed=ARCHS.index(arch))
@@ -83,7 +83,7 @@ def test_full_head_equals_a_hand_written_autocast_forward(tiny_models, arch):
 
 def test_masked_head_equals_a_hand_written_autocast_forward(tiny_models):
     model, _ = tiny_models["bert"]
-    _, low = _pair(tiny_models, "bert")
+    _, low = _pair(tiny_models, "bert", head="masked")
     assert low.head == "masked"
     states, sites = _batch(low.q, 9, seed=30)
     ids = low.masked_input_ids(states, sites)

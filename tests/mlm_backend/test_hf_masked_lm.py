@@ -59,14 +59,19 @@ def _oracle_logits(model, tok, mlm: HFMaskedLM, states, sites) -> torch.Tensor:
 @pytest.mark.parametrize("arch", ARCHS)
 def test_head_at_mask_equals_full_logits_and_tokenizer_oracle(tiny_models, arch):
     model, tok = tiny_models[arch]
-    masked, full = _mlm(tiny_models, arch), _mlm(tiny_models, arch, head="full")
-    assert (masked.head, full.head) == ("masked", "full")
+    masked, full = _mlm(tiny_models, arch, head="masked"), _mlm(tiny_models, arch, head="full")
+    f64 = _mlm(tiny_models, arch)  # the default: the head's LayerNorm and decoder in float64
+    assert (f64.head, masked.head, full.head) == ("float64", "masked", "full")
     states, sites = _batch(masked.q, 24, seed=ARCHS.index(arch))
     s_masked, s_full = masked.scores(states, sites), full.scores(states, sites)
     assert s_masked.dtype == torch.float32 and s_masked.shape == (24, 20)
     torch.testing.assert_close(s_masked, s_full, atol=1e-5, rtol=0)
-    torch.testing.assert_close(s_masked, _oracle_logits(model, tok, masked, states, sites),
-                               atol=1e-5, rtol=0)
+    oracle = _oracle_logits(model, tok, masked, states, sites)
+    torch.testing.assert_close(s_masked, oracle, atol=1e-5, rtol=0)
+    s64 = f64.scores(states, sites)
+    assert s64.dtype == torch.float32 and s64.shape == (24, 20)
+    # the same function up to torch's float32 LayerNorm and decoder rounding
+    torch.testing.assert_close(s64, oracle, atol=1e-5, rtol=0)
     # A test that could fail: the logits vary across tokens and contexts (INIT = 0.5).
     assert s_masked.std(dim=1).min() > 0.05
 
@@ -213,7 +218,7 @@ def test_local_directory_loads_with_from_pretrained(tiny_models, tmp_path):
     ref = _mlm(tiny_models, "bert").scores(states, sites)
     for loaded in (HFMaskedLM(tmp_path, n=N, split_chars=True),
                    load_model(str(tmp_path), n=N, split_chars=True)):
-        assert loaded.head == "masked"
+        assert loaded.head == "float64"
         torch.testing.assert_close(loaded.scores(states, sites), ref, atol=1e-5, rtol=0)
 
 

@@ -1,0 +1,139 @@
+"""Random tiny transformer masked LMs as a Hypothesis strategy: :func:`masked_lms`.
+
+A drawn model is a randomly initialised ``BertForMaskedLM`` or ``RobertaForMaskedLM`` (1 or 2
+layers, a hidden size of 8 or 16) behind :class:`~glauber.mlm_backend.HFMaskedLM`, resampling
+``n <= 4`` sites over ``q <= 5`` allowed tokens: either every site of a sequence of ``n`` tokens,
+or a window of ``n`` sites in a longer context (:func:`glauber.core.restrict.restrict`, the other
+sites frozen). Every parameter, LayerNorm weights and biases included, is drawn i.i.d. normal
+with a drawn scale (0.02 to 3: logits from nearly flat to saturated), and the LayerNorm ``eps``
+from 1e-12 to 1e-2, so the strategy reaches the extremes a bound must survive. Each model
+carries ``model.spec`` (a :class:`MaskedLMSpec`) whose ``build()`` rebuilds it bit for bit.
+
+Needs ``transformers`` and ``tokenizers`` (dependencies of the MLM backend).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import strategies as st
+
+from glauber.core.restrict import restrict
+from glauber.mlm_backend.sapiens import FAIRSEQ_MASK, FAIRSEQ_SPECIALS, sapiens_tokenizer
+
+#: The token strings of the tiny models (after the four fairseq specials, before ``<mask>``).
+LETTERS = tuple("ACDEFGHIKL")
+#: Architectures :func:`masked_lms` draws.
+ARCHITECTURES = ("bert", "roberta")
+
+
+@dataclass(frozen=True)
+class MaskedLMSpec:
+    """A tiny random masked LM as data; ``build()`` makes it (same spec, same model).
+
+    Attributes
+    ----------
+    arch : {"bert", "roberta"}
+    layers, hidden, heads : int
+    scale : float
+        Standard deviation of every parameter.
+    eps : float
+        LayerNorm ``eps`` of every LayerNorm.
+    seed : int
+        Seed of the parameters.
+    tokens : tuple of str
+        The allowed tokens (``q`` of :data:`LETTERS`).
+    context : tuple of int or None
+        A full-length context (indices into ``tokens``) when the model is a window.
+    sites : tuple of int
+        The resampled sites (0-based); every site when ``context`` is None.
+    """
+
+    arch: str
+    layers: int
+    hidden: int
+    heads: int
+    scale: float
+    eps: float
+    seed: int
+    tokens: tuple[str, ...]
+    context: tuple[int, ...] | None
+    sites: tuple[int, ...]
+
+    def build(self) -> Any:
+        """The model: an ``HFMaskedLM`` (every site) or a ``RestrictedModel`` (a window)."""
+        import torch
+        import transformers as tf
+
+        from glauber.mlm_backend import HFMaskedLM
+
+        symbols = [*FAIRSEQ_SPECIALS, *LETTERS, FAIRSEQ_MASK]
+        length = len(self.sites) if self.context is None else len(self.context)
+        common = dict(vocab_size=len(symbols), hidden_size=self.hidden,
+                      num_hidden_layers=self.layers, num_attention_heads=self.heads,
+                      intermediate_size=2 * self.hidden, max_position_embeddings=length + 6,
+                      layer_norm_eps=self.eps, hidden_dropout_prob=0.0,
+                      attention_probs_dropout_prob=0.0, pad_token_id=1)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(self.seed)
+            if self.arch == "bert":
+                model = tf.BertForMaskedLM(tf.BertConfig(**common))
+            else:
+                model = tf.RobertaForMaskedLM(tf.RobertaConfig(**common, bos_token_id=0,
+                                                               eos_token_id=2))
+            with torch.no_grad():
+                for p in model.parameters():
+                    p.normal_(0.0, self.scale)
+        tok = sapiens_tokenizer(symbols, max_length=length + 2)
+        mlm = HFMaskedLM(model.eval(), tok, n=length, allowed_tokens=list(self.tokens),
+                         split_chars=True, name=f"tiny-{self.arch}")
+        if self.context is None:
+            return mlm
+        return restrict(mlm, list(self.context), list(self.sites))
+
+
+@st.composite
+def masked_lm_specs(draw: st.DrawFn, archs: tuple[str, ...] = ARCHITECTURES,
+                    max_sites: int = 4, max_tokens: int = 5,
+                    windows: bool = True) -> MaskedLMSpec:
+    """Specifications of tiny random masked LMs (module docstring).
+
+    Parameters
+    ----------
+    archs : tuple of str
+        Architectures to draw from (``"bert"``, ``"roberta"``).
+    max_sites, max_tokens : int
+        Largest ``n`` (>= 2) and ``q`` (>= 2, at most ``len(LETTERS)``).
+    windows : bool
+        Also draw windows of longer contexts.
+    """
+    arch = draw(st.sampled_from(archs))
+    q = draw(st.integers(2, max_tokens))
+    n = draw(st.integers(2, max_sites))
+    layers = draw(st.integers(1, 2))
+    hidden = draw(st.sampled_from((8, 16)))
+    heads = draw(st.sampled_from((1, 2)))
+    scale = draw(st.floats(0.02, 3.0))
+    eps = draw(st.sampled_from((1e-5, 1e-12, 1e-2)))
+    seed = draw(st.integers(0, 2**16))
+    tokens = tuple(draw(st.permutations(LETTERS))[:q])
+    context, sites = None, tuple(range(n))
+    if windows and draw(st.booleans()):
+        length = n + draw(st.integers(1, 3))
+        context = tuple(draw(st.lists(st.integers(0, q - 1), min_size=length,
+                                      max_size=length)))
+        sites = tuple(draw(st.permutations(range(length)))[:n])
+    return MaskedLMSpec(arch, layers, hidden, heads, scale, eps, seed, tokens, context, sites)
+
+
+@st.composite
+def masked_lms(draw: st.DrawFn, **kwargs: Any) -> Any:
+    """Tiny random masked LMs (:func:`masked_lm_specs`, built); ``model.spec`` rebuilds each."""
+    spec = draw(masked_lm_specs(**kwargs))
+    model = spec.build()
+    model.spec = spec
+    return model
+
+
+__all__ = ["ARCHITECTURES", "LETTERS", "MaskedLMSpec", "masked_lm_specs", "masked_lms"]
