@@ -78,10 +78,11 @@ def verdict_answers(
     """
     bracket = certificate_bracket(cert) if bracket is None else bracket
     out = [(f"fast mixing at tau = {cert.tau:g}?", _mixing(cert)),
-           ("Theorem 5 certificate?", _certificate(cert))]
+           ("Theorem 5 certificate?", _certificate(cert)),
+           ("files:", _files(outputs))]  # within the first 10 lines, before the longer answers
     if bracket:
         out.append(("bracket:", _bracket(bracket)))
-    out += [("compatible?", _compatibility(cert)), ("files:", _files(outputs))]
+    out.append(("compatible?", _compatibility(cert)))
     return out
 
 
