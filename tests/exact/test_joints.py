@@ -17,6 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
+from glauber.core.enumeration import state_index
 from glauber.errors import StateSpaceTooLargeError
 from glauber.exact.chain import ExactChain
 from glauber.exact.joints import (
@@ -35,13 +36,9 @@ SETTINGS = dict(max_examples=25, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow])
 
 
-def _index(state, q):
-    return sum(int(v) * q ** (len(state) - 1 - k) for k, v in enumerate(state))
-
-
 def _cond(chain, i, state):
     """p_tau(. | x_{-i}) as a dict, read from the exact table of the chain."""
-    return np.exp(chain.log_conditionals()[i, _index(state, chain.q)])
+    return np.exp(chain.log_conditionals()[i, int(state_index(state, chain.q))])
 
 
 @settings(**SETTINGS)
@@ -112,9 +109,9 @@ def test_mrf_pll_and_edge_mismatch_from_their_definitions():
             for a in range(q):
                 y = list(s)
                 y[i] = a
-                want = (log_q[_index(y, q)] - log_q[_index(s, q)]) - (
+                want = (log_q[int(state_index(y, q))] - log_q[int(state_index(s, q))]) - (
                     math.log(pt[a]) - math.log(pt[s[i]]))
-                assert mism[i, _index(s, q), a] == pytest.approx(want, abs=1e-12)
+                assert mism[i, int(state_index(s, q)), a] == pytest.approx(want, abs=1e-12)
 
 
 def test_two_sites_match_torroba_hennigen_and_kim_hcb_and_iteration():
