@@ -21,6 +21,7 @@ if __package__ in (None, ""):  # run as a script: make `benchmarks` importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks import (
+    diagnostics,
     estimators,
     exact_chain,
     exact_scale,
@@ -54,6 +55,7 @@ BENCHMARKS: dict[str, tuple[Callable[[], dict], str]] = {
     "exact_scale": (exact_scale.run, "python benchmarks/exact_scale.py"),
     "joints": (joints.run, "python benchmarks/joints.py"),
     "upper_bound": (upper_bound.run, "python benchmarks/upper_bound.py"),
+    "diagnostics": (diagnostics.run, "python benchmarks/diagnostics.py"),
 }
 
 
