@@ -148,6 +148,21 @@ class PrecisionError(GlauberError, ArithmeticError):
     """
 
 
+class GapBelowFloorError(PrecisionError):
+    """A spectral gap proved to lie below the smallest gap the eigensolver resolves.
+
+    ``gap_upper`` is a rigorous upper bound on the gap (for Lanczos on a reversible kernel the
+    Courant-Fischer bound ``1 - theta`` of its top deflated Ritz value, up to rounding), so the
+    spectral lower bound on ``t_mix`` still follows from it (LPW 2nd ed., Theorem 12.5). Other
+    :class:`PrecisionError` s (an underflowing stationary law, an unconverged eigensolver) prove
+    nothing about the gap.
+    """
+
+    def __init__(self, message: str, gap_upper: float) -> None:
+        super().__init__(message)
+        self.gap_upper = gap_upper
+
+
 class UnderflowError(PrecisionError):
     """A probability that is positive in exact arithmetic underflows to 0 (or loses its relative
     accuracy) in float64; the log-space form of the same quantity is available."""
@@ -210,6 +225,7 @@ __all__ = [
     "ConvergenceError",
     "StepLimitError",
     "PrecisionError",
+    "GapBelowFloorError",
     "UnderflowError",
     "PrecisionWarning",
     "MissingDependencyError",

@@ -54,7 +54,7 @@ import scipy.sparse.linalg as spla
 from threadpoolctl import threadpool_limits
 
 from glauber.core.arrays import JsonResult
-from glauber.errors import ConvergenceError, PrecisionError
+from glauber.errors import ConvergenceError, GapBelowFloorError, PrecisionError
 from glauber.exact.spectral import GAP_RTOL
 
 _U = 2.0**-53
@@ -180,8 +180,11 @@ def lanczos_gap(A: sp.csr_matrix, log_pi: np.ndarray, max_abs_log_p: float = 0.0
     ------
     ConvergenceError
         If ARPACK does not converge.
+    GapBelowFloorError
+        If the gap is below :data:`LANCZOS_GAP_FLOOR` (its rigorous ``gap_upper`` is an
+        attribute).
     PrecisionError
-        If the gap is below :data:`LANCZOS_GAP_FLOOR` (``gap_upper`` is in the message).
+        If the chain has fewer than 3 states.
 
     Examples
     --------
@@ -243,10 +246,10 @@ def lanczos_gap(A: sp.csr_matrix, log_pi: np.ndarray, max_abs_log_p: float = 0.0
     gap = 1.0 - R
     gap_upper = gap + rounding
     if gap_upper < LANCZOS_GAP_FLOOR:
-        raise PrecisionError(
+        raise GapBelowFloorError(
             f"the spectral gap of this {S}-state chain is at most {gap_upper:.3g}, below "
             f"LANCZOS_GAP_FLOOR = {LANCZOS_GAP_FLOOR:g}, which Lanczos on the symmetrised kernel "
-            "cannot resolve to 6 digits; use mixing_bracket() (t_mix bounds) instead"
+            "cannot resolve to 6 digits; use mixing_bracket() (t_mix bounds) instead", gap_upper
         )
     label = (f"Lanczos on the sqrt(pi)-symmetrised kernel with sqrt(pi) deflated: "
              f"gap <= {gap_upper:.10g} is rigorous (Courant-Fischer, up to rounding); "

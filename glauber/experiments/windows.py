@@ -37,9 +37,14 @@ import numpy as np
 
 from glauber.core.io import write_json_atomic
 from glauber.core.restrict import SITE_NUMBERING, restrict
-from glauber.errors import ConvergenceError, GlauberError, InvalidParameterError, PrecisionError
+from glauber.errors import (
+    ConvergenceError,
+    GapBelowFloorError,
+    GlauberError,
+    InvalidParameterError,
+    PrecisionError,
+)
 from glauber.exact.chain import ExactChain
-from glauber.exact.spectral import SPARSE_GAP_FLOOR
 from glauber.theory.contraction import certify_contraction
 
 #: Window lengths of the rectangle sweep (``"full"``: every residue of each shipped chain).
@@ -209,10 +214,10 @@ def exact_rows(model: Any, taus: Sequence[float] = TAUS, cap: int = TMIX_CAP,
         try:
             gap: float | None = chain.absolute_spectral_gap()
             lower = spectral_lower_bound(gap)
-        except PrecisionError as exc:  # below the eigensolver's floor: t_mix is at least ...
-            gap = None
-            below = SPARSE_GAP_FLOOR if "below" in str(exc) else None
-            lower = None if below is None else spectral_lower_bound(below)
+        except GapBelowFloorError as exc:  # proved below the eigensolver's floor
+            gap, lower = None, spectral_lower_bound(exc.gap_upper)
+        except PrecisionError:  # no gap (e.g. the stationary law underflows): no spectral bound
+            gap, lower = None, None
         tmix, stepped = None, False
         if lower is None or lower <= cap or chain.factored:
             try:
@@ -477,11 +482,12 @@ def render(folder: Path) -> str:
             "at any t, and for chains without a useful factor (the Ising cycle) by stepping "
             f"every start while it takes at most {exact['cap']} steps; beyond, "
             "`≥ L` is a lower bound: the spectral one, t_mix(1/4) ≥ log 2 / log(1/(1 − γ*)) "
-            "(d(t) ≥ |λ|^t/2 for every eigenvalue λ ≠ 1, reversible or not; with γ* below "
-            "ARPACK's floor 1e-6 it reads ≥ 6.93e+05), or "
+            "(d(t) ≥ |λ|^t/2 for every eigenvalue λ ≠ 1, reversible or not; where Lanczos proves "
+            "γ* below its floor 1e-9, from that proved upper bound on γ*), or "
             f"the cap + 1 when stepping to the cap ({exact['cap']} steps, or as marked) showed a "
             "start still farther than 1/4. Absolute "
-            "spectral gap γ* (— where it is below 1e-6), α and ρ(C) from "
+            "spectral gap γ* (— where none is available: below the eigensolver's floor, or a "
+            "stationary law that underflows in float64), α and ρ(C) from "
             "the exact influence matrix, the tightest corrected Theorem 5 bound on t_mix "
             "(none when every summary is ≥ 1), the mode of μ_tau and its mass, the perfect "
             "trap (every site its strict argmax) of largest margin Δ* with Theorem 8's bound "

@@ -84,8 +84,9 @@ def test_the_section_renders_its_command_and_headline_from_its_data(tmp_path):
 def test_rows_without_a_float64_stationary_law_keep_what_needs_none():
     # Potts triangle, q = 20, tau = 0.006: the least likely states have mass near
     # exp(-3 / 0.006) ~ 1e-217, below what 8000-state float64 solves trust, while every
-    # conditional stays positive; the row keeps the certificate, the spectral lower bound on
-    # t_mix and the tau-free traps (Theorem 8's bound at this tau), from the float64 law.
+    # conditional stays positive; the row keeps the certificate, a lower bound on t_mix (the
+    # cap + 1: the underflow proves nothing about the gap) and the tau-free traps (Theorem 8's
+    # bound at this tau), from the float64 law.
     # The model is the Potts triangle's score table, without its log-joint: with the joint the
     # sparse path has the law exactly (tests/certify/test_exact_limits.py), as a masked LM has not.
     gibbs = parse_toy_spec("potts-cycle:n=3,q=20,J=1.0")
@@ -100,6 +101,36 @@ def test_rows_without_a_float64_stationary_law_keep_what_needs_none():
     assert 0 < partial["best_trap_exact_escape"] <= partial["best_trap_escape_bound"]
     cert = certify_contraction(ExactChain(model, 0.006).influence_matrix(), 0.25)
     assert partial["alpha_row"] == pytest.approx(cert.alpha_row, rel=1e-12)
+
+
+def test_an_unavailable_gap_gives_no_spectral_lower_bound(monkeypatch):
+    # A regression: any PrecisionError whose message said "below" (an underflowing stationary
+    # law: "entries below 1e-200") was read as "gap below the sparse floor 1e-6", and the row
+    # claimed t_mix >= 693,146 on the AntiBERTy VH window at tau = 0.25, whose exact t_mix is
+    # 55,170. Only GapBelowFloorError (Lanczos's proved gap_upper) gives a spectral bound.
+    from glauber.errors import UnderflowError
+
+    def underflow(self, method="auto"):
+        raise UnderflowError("the stationary law has entries below 1e-200")
+
+    monkeypatch.setattr(ExactChain, "absolute_spectral_gap", underflow)
+    label = "potts-cycle:n=3,q=4,J=1.0"
+    exact = ExactChain(windows.chain_model(label), 1.0).mixing_time(0.25)
+    rows, _ = windows.exact_rows(windows.chain_model(label), taus=(1.0,), cap=10_000)
+    assert rows[0]["tmix"] == exact and rows[0]["absolute_gap"] is None
+    assert rows[0]["tmix_lower_bound"] is None
+
+
+def test_a_gap_proved_below_the_floor_bounds_tmix_from_its_upper_bound(monkeypatch):
+    from glauber.errors import GapBelowFloorError
+
+    def below(self, method="auto"):
+        raise GapBelowFloorError("the gap is at most 1e-10", 1e-10)
+
+    monkeypatch.setattr(ExactChain, "absolute_spectral_gap", below)
+    rows, _ = windows.exact_rows(parse_toy_spec("ising-cycle:n=4"), taus=(1.0,), cap=5)
+    assert rows[0]["tmix"] is None and rows[0]["absolute_gap"] is None
+    assert rows[0]["tmix_lower_bound"] == windows.spectral_lower_bound(1e-10) > 10**9
 
 
 def test_refine_steps_open_rows_again_up_to_the_new_cap(tmp_path):
