@@ -11,17 +11,17 @@ HELP = "alpha(tau) row/col/spectral and the matrix-power certificate (CSV + plot
 
 def register(subparsers: Any) -> None:
     """Add the ``alpha-curve`` parser."""
-    from glauber.commands.arguments import add_common_arguments
+    from glauber.commands.arguments import add_experiment_parser
     from glauber.models import EXACT_WINDOW_MAX_STATES
 
-    p = subparsers.add_parser(
-        "alpha-curve",
-        description="One influence estimation reused across temperatures; prints the "
-                    "temperature from which each certificate holds on the grid (exact chains), "
-                    "or, for sampled or searched lower bounds, the largest temperature at which "
-                    "no Theorem 5 certificate can exist (tau_no_cert).",
+    p = add_experiment_parser(
+        subparsers, "alpha-curve",
+        "One influence estimation reused across temperatures; prints the "
+        "temperature from which each certificate holds on the grid (exact chains), "
+        "or, for sampled or searched lower bounds, the largest temperature at which "
+        "no Theorem 5 certificate can exist (tau_no_cert).",
+        kernel=False,
     )
-    add_common_arguments(p)
     p.add_argument("--taus", required=True, help="temperatures, e.g. 0.5,1,2,4,8,16")
     p.add_argument("--length", type=int, default=None,
                    help="sequence length (default: the toy's n, the context's length, or 20 "

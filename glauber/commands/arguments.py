@@ -67,6 +67,36 @@ def add_kernel_arguments(parser: argparse.ArgumentParser, anneal: bool = True) -
                                  "such as 2,1,0.5 (the last temperature stays after it)")
 
 
+def add_experiment_parser(subparsers: Any, name: str, description: str, model: bool = True,
+                          kernel: bool = True) -> argparse.ArgumentParser:
+    """The parser of experiment command ``name``: its description, :func:`add_common_arguments`
+    (``--model`` unless ``model`` is false) and, with ``kernel``, :func:`add_kernel_arguments`.
+
+    Parameters
+    ----------
+    subparsers : glauber.cli.LazyCommands or argparse sub-parsers action
+        What ``register`` is given.
+    name : str
+        The command's name.
+    description : str
+        Its ``--help`` description.
+    model : bool
+        Whether it takes ``--model``.
+    kernel : bool
+        Whether it takes ``--kernel``, ``--epsilon`` and ``--anneal``.
+
+    Returns
+    -------
+    argparse.ArgumentParser
+        The parser, for the command's own arguments.
+    """
+    parser = subparsers.add_parser(name, description=description)
+    add_common_arguments(parser, model=model)
+    if kernel:
+        add_kernel_arguments(parser)
+    return parser
+
+
 def kernel_from(args: argparse.Namespace, command: str | None = None) -> tuple[Any, Any]:
     """The checked kernel (``KernelSpec``) and schedule (``Schedule`` or None) of the options.
 
@@ -106,6 +136,7 @@ def command_line() -> str:
 
 __all__ = [
     "add_common_arguments",
+    "add_experiment_parser",
     "add_kernel_arguments",
     "add_window_arguments",
     "command_line",

@@ -11,21 +11,20 @@ HELP = "rectangle test, alphas, margins, drift, coupling and exact t_mix, model 
 
 def register(subparsers: Any) -> None:
     """Add the ``compare`` parser."""
-    from glauber.commands.arguments import add_common_arguments, add_kernel_arguments
+    from glauber.commands.arguments import add_experiment_parser
 
-    p = subparsers.add_parser(
-        "compare",
-        description="Run certify's pipeline on every model at every temperature and print the "
-                    "comparison as Markdown (also compare.md and compare.json in --out): the "
-                    "rectangle test at tau = 1, per-state margins and the share of perfect "
-                    "traps, and per temperature the Theorem 5 certificates (exact for "
-                    "enumerable toys, lower bounds otherwise), the drift bound and the median "
-                    "coupling time. Rerunning the same command in the same --out resumes. "
-                    "--context and --sites apply to every masked LM of --models (toys keep their "
-                    "own chain).",
+    p = add_experiment_parser(
+        subparsers, "compare",
+        "Run certify's pipeline on every model at every temperature and print the "
+        "comparison as Markdown (also compare.md and compare.json in --out): the "
+        "rectangle test at tau = 1, per-state margins and the share of perfect "
+        "traps, and per temperature the Theorem 5 certificates (exact for "
+        "enumerable toys, lower bounds otherwise), the drift bound and the median "
+        "coupling time. Rerunning the same command in the same --out resumes. "
+        "--context and --sites apply to every masked LM of --models (toys keep their "
+        "own chain).",
+        model=False,
     )
-    add_common_arguments(p, model=False)
-    add_kernel_arguments(p)
     p.add_argument("--models", required=True,
                    help="comma-separated models, e.g. ising-cycle:n=8,asym-ising:n=8,antiberty")
     p.add_argument("--taus", required=True, help="temperatures, e.g. 0.5,1,2")

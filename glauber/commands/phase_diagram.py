@@ -11,15 +11,13 @@ HELP = "coupling-time phase diagram over temperatures x lengths (CSV + heatmap)"
 
 def register(subparsers: Any) -> None:
     """Add the ``phase-diagram`` parser."""
-    from glauber.commands.arguments import add_common_arguments, add_kernel_arguments
+    from glauber.commands.arguments import add_experiment_parser
 
-    p = subparsers.add_parser(
-        "phase-diagram",
-        description="Pairs of chains from independent starts, same-site maximal coupling, "
-                    "median steps to agreement within the budget; exact t_mix beside toy cells.",
+    p = add_experiment_parser(
+        subparsers, "phase-diagram",
+        "Pairs of chains from independent starts, same-site maximal coupling, "
+        "median steps to agreement within the budget; exact t_mix beside toy cells.",
     )
-    add_common_arguments(p)
-    add_kernel_arguments(p)
     p.add_argument("--taus", required=True, help="temperatures, e.g. 0.5,1,2")
     p.add_argument("--lengths", default=None,
                    help="sequence lengths, e.g. 8,16 (required unless --context gives a window)")

@@ -13,16 +13,14 @@ HELP = ("long chains with checkpoints; traps (perfect/approximate), drift, PCA p
 
 def register(subparsers: Any) -> None:
     """Add the ``trajectory`` parser."""
-    from glauber.commands.arguments import add_common_arguments, add_kernel_arguments
+    from glauber.commands.arguments import add_experiment_parser
     from glauber.experiments.trajectory_diagnostics import ENERGY_KINDS
 
-    p = subparsers.add_parser(
-        "trajectory",
-        description="Kill it and rerun the same command: it resumes from the last checkpoint "
-                    "and writes the same bytes as an uninterrupted run.",
+    p = add_experiment_parser(
+        subparsers, "trajectory",
+        "Kill it and rerun the same command: it resumes from the last checkpoint "
+        "and writes the same bytes as an uninterrupted run.",
     )
-    add_common_arguments(p)
-    add_kernel_arguments(p)
     p.add_argument("--tau", type=float, default=1.0, help="temperature (default 1)")
     p.add_argument("--steps", type=int, default=10_000, help="steps per chain (default 10000)")
     p.add_argument("--chains", type=int, default=8,

@@ -291,6 +291,36 @@ def _cell(value: Any) -> Any:
     return value
 
 
+def markdown_table(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """A Markdown table, ending in a newline: the header, its ``|---|`` rule, one line a row.
+
+    Parameters
+    ----------
+    header : sequence of str
+        The column titles.
+    rows : iterable of sequences
+        The cells of each row, one per title, each written as ``str(cell)``.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> print(markdown_table(("n", "t_mix"), [(8, 12)]), end="")
+    | n | t_mix |
+    |---|---|
+    | 8 | 12 |
+    """
+    lines = [_markdown_row(header), "|" + "---|" * len(header)]
+    lines.extend(_markdown_row(row) for row in rows)
+    return "\n".join(lines) + "\n"
+
+
+def _markdown_row(cells: Sequence[Any]) -> str:
+    return "| " + " | ".join(str(cell) for cell in cells) + " |"
+
+
 def save_figure(fig: Any, path: str | os.PathLike[str]) -> None:
     """Save a matplotlib figure as PNG atomically, with no timestamps (reproducible bytes)."""
     buf = io.BytesIO()
@@ -315,6 +345,7 @@ __all__ = [
     "embed",
     "exact_tmix",
     "get_model",
+    "markdown_table",
     "parse_floats",
     "parse_ints",
     "parse_names",

@@ -46,6 +46,7 @@ from glauber.experiments.common import (
     check_sites,
     context_states,
     get_model,
+    markdown_table,
     parse_floats,
     parse_names,
     positive_budget,
@@ -284,24 +285,20 @@ def _fmt(v: Any, digits: int = 3) -> str:
 
 def rectangle_table(results: Sequence[dict]) -> str:
     """Markdown table like the paper's Table 1 (mean |delta| ± sd, p-value, rectangles)."""
-    lines = ["| model | n | q | mean \\|δ\\| ± sd | max \\|δ\\| | p (mean \\|δ\\| > atol) | "
-             "above atol | rectangles |", "|---|---|---|---|---|---|---|---|"]
+    rows = []
     for r in results:
         rc = r["rectangle"]
-        lines.append(
-            f"| {r['name']} | {r['n']} | {r['q']} | {_fmt(rc['mean_abs_delta'])} ± "
-            f"{_fmt(rc['sd_abs_delta'])} | {_fmt(rc['max_abs_delta'])} | "
-            f"{_fmt(rc['p_value_abs'])} | {rc['n_above_atol']} | {rc['n_rectangles']} |"
-        )
-    return "\n".join(lines) + "\n"
+        rows.append((r["name"], r["n"], r["q"],
+                     f"{_fmt(rc['mean_abs_delta'])} ± {_fmt(rc['sd_abs_delta'])}",
+                     _fmt(rc["max_abs_delta"]), _fmt(rc["p_value_abs"]), rc["n_above_atol"],
+                     rc["n_rectangles"]))
+    return markdown_table(("model", "n", "q", "mean \\|δ\\| ± sd", "max \\|δ\\|",
+                           "p (mean \\|δ\\| > atol)", "above atol", "rectangles"), rows)
 
 
 def certificate_table(results: Sequence[dict]) -> str:
     """Markdown table of the per-temperature certificates of every model."""
-    lines = ["| model | tau | α row | α col | α spec | ρ(C) | best t_mix bound | exact t_mix | "
-             "ρ(C) ≤ (proved) | t_mix ≤ (proved) | coupling median | drift min (band) | "
-             "drift bound (T=budget) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    rows = []
     for r in results:
         for t in r["per_tau"]:
             star = "" if t["influence_exact"] else "≥"
@@ -309,20 +306,20 @@ def certificate_table(results: Sequence[dict]) -> str:
                     else "no bound (C sampled)")
             coupling = f">{t['budget']}" if t["coupling_censored"] else _fmt(t["coupling_median"])
             bound = _fmt(t["drift_bound"]) + (" (vacuous)" if t["drift_vacuous"] else "")
-            lines.append(
-                f"| {r['name']} | {t['tau']:g} | {star}{_fmt(t['alpha_row'])} | "
-                f"{star}{_fmt(t['alpha_col'])} | {star}{_fmt(t['alpha_spectral'])} | "
-                f"{star}{_fmt(t['spectral_radius'])} | {best} | "
-                f"{_fmt(t['exact_tmix'])} | {_fmt(t.get('rho_upper'))} | "
-                f"{_fmt(t.get('tmix_upper'))} | {coupling} | {_fmt(t['drift_min'])} | {bound} |"
-            )
-    return "\n".join(lines) + "\n"
+            rows.append((r["name"], f"{t['tau']:g}", star + _fmt(t["alpha_row"]),
+                         star + _fmt(t["alpha_col"]), star + _fmt(t["alpha_spectral"]),
+                         star + _fmt(t["spectral_radius"]), best, _fmt(t["exact_tmix"]),
+                         _fmt(t.get("rho_upper")), _fmt(t.get("tmix_upper")), coupling,
+                         _fmt(t["drift_min"]), bound))
+    return markdown_table(("model", "tau", "α row", "α col", "α spec", "ρ(C)", "best t_mix bound",
+                           "exact t_mix", "ρ(C) ≤ (proved)", "t_mix ≤ (proved)",
+                           "coupling median", "drift min (band)", "drift bound (T=budget)"),
+                          rows)
 
 
 def bracket_table(results: Sequence[dict]) -> str:
     """Markdown table of each model's bracket ``tau_no_cert < tau_cert``."""
-    lines = ["| model | tau_no_cert (no certificate can exist) | tau_cert (certificate proved) "
-             "| ratio |", "|---|---|---|---|"]
+    rows = []
     for r in results:
         b = r.get("bracket")
         if b is None:
@@ -331,20 +328,21 @@ def bracket_table(results: Sequence[dict]) -> str:
               else f"{_fmt(b['tau_no_cert'], 4)} ({b['lower_method']})")
         yes = ("— (" + b["upper_method"] + ")" if b["tau_cert"] is None
                else f"{_fmt(b['tau_cert'], 4)} ({b['upper_method']})")
-        lines.append(f"| {r['name']} | {no} | {yes} | {_fmt(b['ratio'])} |")
-    return "\n".join(lines) + "\n"
+        rows.append((r["name"], no, yes, _fmt(b["ratio"])))
+    return markdown_table(("model", "tau_no_cert (no certificate can exist)",
+                           "tau_cert (certificate proved)", "ratio"), rows)
 
 
 def margin_table(results: Sequence[dict]) -> str:
     """Markdown table of the per-state minimum margins Delta* over the contexts."""
-    lines = ["| model | Δ* min | Δ* median | Δ* max | perfect traps | states |",
-             "|---|---|---|---|---|---|"]
+    rows = []
     for r in results:
         d = r["delta_star"]
-        lines.append(f"| {r['name']} | {_fmt(d['min'])} | {_fmt(d['median'])} | "
-                     f"{_fmt(d['max'])} | {round(d['perfect_fraction'] * d['n_states'])} / "
-                     f"{d['n_states']} | {d['n_states']} |")
-    return "\n".join(lines) + "\n"
+        rows.append((r["name"], _fmt(d["min"]), _fmt(d["median"]), _fmt(d["max"]),
+                     f"{round(d['perfect_fraction'] * d['n_states'])} / {d['n_states']}",
+                     d["n_states"]))
+    return markdown_table(("model", "Δ* min", "Δ* median", "Δ* max", "perfect traps", "states"),
+                          rows)
 
 
 def compare_markdown(results: Sequence[dict]) -> str:
@@ -364,24 +362,24 @@ def compare_markdown(results: Sequence[dict]) -> str:
 
 def kernel_table(results: Sequence[dict]) -> str:
     """The exact values of the chosen kernel beside the paper's (empty without one)."""
-    rows = [(r, t) for r in results for t in r["per_tau"] if "kernel" in t]
-    if not rows:
+    cells = [(r, t) for r in results for t in r["per_tau"] if "kernel" in t]
+    if not cells:
         return ""
-    k = rows[0][1]["kernel"]
-    lines = [f"\n## Kernel {k['kernel']} (epsilon = {k['epsilon']:g}), exact\n",
-             "| model | tau | t_mix | gap | mode mass | TV to random scan | TV to PLL target | "
-             "TV to logits target | MH acceptance | annealed TV |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
-    for r, t in rows:
+    k = cells[0][1]["kernel"]
+    rows = []
+    for r, t in cells:
         v = t["kernel"]
         tmix = _fmt(v["tmix"]) if v["tmix"] is not None else \
             f"[{_fmt(v['tmix_lower'])}, {_fmt(v['tmix_upper'])}]"
         anneal = "-" if v["anneal"] is None else _fmt(v["anneal"]["tv_worst_start"])
-        lines.append(f"| {r['model']} | {t['tau']:g} | {tmix} | {_fmt(v['absolute_gap'])} | "
-                     f"{_fmt(v['mode_mass'])} | {_fmt(v['tv_to_random_scan'])} | "
-                     f"{_fmt(v['tv_to_pll_target'])} | {_fmt(v['tv_to_logits_target'])} | "
-                     f"{_fmt(v['acceptance'])} | {anneal} |")
-    return "\n".join(lines) + "\n"
+        rows.append((r["model"], f"{t['tau']:g}", tmix, _fmt(v["absolute_gap"]),
+                     _fmt(v["mode_mass"]), _fmt(v["tv_to_random_scan"]),
+                     _fmt(v["tv_to_pll_target"]), _fmt(v["tv_to_logits_target"]),
+                     _fmt(v["acceptance"]), anneal))
+    return (f"\n## Kernel {k['kernel']} (epsilon = {k['epsilon']:g}), exact\n\n"
+            + markdown_table(("model", "tau", "t_mix", "gap", "mode mass", "TV to random scan",
+                              "TV to PLL target", "TV to logits target", "MH acceptance",
+                              "annealed TV"), rows))
 
 
 __all__ = ["MLM_LENGTH", "bracket_table", "certificate_table", "compare", "compare_cell",

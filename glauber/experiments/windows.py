@@ -45,6 +45,7 @@ from glauber.errors import (
     PrecisionError,
 )
 from glauber.exact.chain import ExactChain
+from glauber.experiments.common import markdown_table
 from glauber.theory.contraction import certify_contraction
 
 #: Window lengths of the rectangle sweep (``"full"``: every residue of each shipped chain).
@@ -344,20 +345,19 @@ def _g(v: Any, digits: int = 3) -> str:
 
 def rectangle_markdown(rows: Sequence[dict]) -> str:
     """The side-by-side table of mean ``|delta|`` by window length."""
-    lines = ["| window length n | in context: mean \\|δ\\| ± sd | max | above bound | "
-             "framed fragment: mean \\|δ\\| ± sd | max | above bound | paired mean "
-             "(context − fragment) | rectangles |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    cells = []
     for r in rows:
         c, f = r["context"], r["fragment"]
         n = "full chain (107–120)" if r["length"] == "full" else str(r["length"])
-        lines.append(
-            f"| {n} | {c['mean_abs_delta']:.3g} ± {c['sd_abs_delta']:.2g} | "
-            f"{c['max_abs_delta']:.3g} | {c['n_above_bound']} | "
-            f"{f['mean_abs_delta']:.3g} ± {f['sd_abs_delta']:.2g} | {f['max_abs_delta']:.3g} | "
-            f"{f['n_above_bound']} | {r['paired_mean_difference']:+.3g} | "
-            f"{c['n_rectangles']} |")
-    return "\n".join(lines) + "\n"
+        cells.append((n, f"{c['mean_abs_delta']:.3g} ± {c['sd_abs_delta']:.2g}",
+                      f"{c['max_abs_delta']:.3g}", c["n_above_bound"],
+                      f"{f['mean_abs_delta']:.3g} ± {f['sd_abs_delta']:.2g}",
+                      f"{f['max_abs_delta']:.3g}", f["n_above_bound"],
+                      f"{r['paired_mean_difference']:+.3g}", c["n_rectangles"]))
+    return markdown_table(("window length n", "in context: mean \\|δ\\| ± sd", "max",
+                           "above bound", "framed fragment: mean \\|δ\\| ± sd", "max",
+                           "above bound", "paired mean (context − fragment)", "rectangles"),
+                          cells)
 
 
 #: The footnote of a temperature whose stationary law underflows float64 (exact_values' notes).
@@ -374,10 +374,7 @@ _UNDERFLOW_NOTES = ("UnderflowError", "log-accurate stationary law", "stationary
 
 def exact_markdown(results: Sequence[dict], cap: int = TMIX_CAP) -> str:
     """One table of every exact chain at every temperature."""
-    lines = ["| chain | tau | t_mix(1/4) | gap γ* | α row | α col | ρ(C) | Thm 5 bound | "
-             "max μ (state) | perfect traps | best trap: Δ*, escape bound (exact) | "
-             "exact mean \\|δ\\| |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    cells = []
     notes = []
     for res in results:
         name = res["label"] if res["kind"] == "toy" else (
@@ -399,13 +396,14 @@ def exact_markdown(results: Sequence[dict], cap: int = TMIX_CAP) -> str:
             trap = "—" if r["best_trap_state"] is None else (
                 f"{r['best_trap_state']}: {r['best_trap_delta_star']:.3g}, "
                 f"{_g(r['best_trap_escape_bound'])} ({_g(r['best_trap_exact_escape'])})")
-            lines.append(
-                f"| {name} | {tau} | {tmix} | {_g(r['absolute_gap'])} | "
-                f"{_g(r['alpha_row'])} | {_g(r['alpha_col'])} | {_g(r['spectral_radius'])} | "
-                f"{bound} | {_g(r['max_stationary_mass'])} ({r['mode_state']}) | "
-                f"{r['perfect_traps']} | {trap} | {_g(r['rectangles_mean_abs_delta'])} |")
-    return "\n".join(lines) + "\n" + "".join(
-        f"\n[{k}] {note}\n" for k, note in enumerate(notes, 1))
+            cells.append((name, tau, tmix, _g(r["absolute_gap"]), _g(r["alpha_row"]),
+                          _g(r["alpha_col"]), _g(r["spectral_radius"]), bound,
+                          f"{_g(r['max_stationary_mass'])} ({r['mode_state']})",
+                          r["perfect_traps"], trap, _g(r["rectangles_mean_abs_delta"])))
+    table = markdown_table(("chain", "tau", "t_mix(1/4)", "gap γ*", "α row", "α col", "ρ(C)",
+                            "Thm 5 bound", "max μ (state)", "perfect traps",
+                            "best trap: Δ*, escape bound (exact)", "exact mean \\|δ\\|"), cells)
+    return table + "".join(f"\n[{k}] {note}\n" for k, note in enumerate(notes, 1))
 
 
 def _positions(res: dict) -> str:

@@ -22,11 +22,10 @@ from glauber.core.validation import check_positive_int
 from glauber.errors import (
     InvalidParameterError,
     SequenceLengthError,
-    UnknownModelError,
     VocabularyError,
 )
 from glauber.mlm_backend.device import check_budget, resolve_device, resolve_dtype
-from glauber.mlm_backend.sequence_model import TokenSequenceModel
+from glauber.mlm_backend.sequence_model import TokenSequenceModel, load_pretrained
 from glauber.mlm_backend.vocabulary import TokenVocabulary, tokenizer_vocabulary
 
 
@@ -283,18 +282,12 @@ def tiny_gpt2_control(
 
 
 def _load_causal_lm(name: str, tokenizer: Any) -> tuple[Any, Any]:
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
 
-    try:
-        model = AutoModelForCausalLM.from_pretrained(name)
-        if tokenizer is None:
-            tokenizer = AutoTokenizer.from_pretrained(name)
-    except (OSError, ValueError, KeyError) as exc:
-        raise UnknownModelError(
-            f"cannot load causal LM {name!r} ({type(exc).__name__}: {str(exc).splitlines()[0]}); "
-            "pass a local directory or a model object, or use tiny_gpt2_control() offline"
-        ) from exc
-    return model, tokenizer
+    return load_pretrained(
+        AutoModelForCausalLM, name, tokenizer, "causal LM",
+        "pass a local directory or a model object, or use tiny_gpt2_control() offline",
+    )
 
 
 __all__ = [

@@ -24,7 +24,6 @@ from glauber.errors import (
     InvalidParameterError,
     SequenceLengthError,
     UnboundableModelError,
-    UnknownModelError,
     VocabularyError,
 )
 from glauber.mlm_backend.device import (
@@ -34,7 +33,7 @@ from glauber.mlm_backend.device import (
     resolve_dtype,
 )
 from glauber.mlm_backend.heads import float64_head, split_masked_lm
-from glauber.mlm_backend.sequence_model import TokenSequenceModel
+from glauber.mlm_backend.sequence_model import TokenSequenceModel, load_pretrained
 from glauber.mlm_backend.static_shapes import StaticShapeRunner
 from glauber.mlm_backend.vocabulary import TokenVocabulary, tokenizer_vocabulary
 from glauber.theory.influence_bounds import OscillationBound
@@ -465,19 +464,13 @@ def load_pretrained_masked_lm(name: str, tokenizer: Any = None) -> tuple[Any, An
         If the name is neither a loadable local directory nor a reachable hub model
         (:func:`glauber.mlm_backend.registry.load_model` adds the names that work offline).
     """
-    from transformers import AutoModelForMaskedLM, AutoTokenizer
+    from transformers import AutoModelForMaskedLM
 
-    try:
-        model = AutoModelForMaskedLM.from_pretrained(name)
-        if tokenizer is None:
-            tokenizer = AutoTokenizer.from_pretrained(name)
-    except (OSError, ValueError, KeyError) as exc:
-        raise UnknownModelError(
-            f"cannot load masked LM {name!r} ({type(exc).__name__}: {str(exc).splitlines()[0]}); "
-            "pass a local directory with config.json, weights and tokenizer files, or a hub name "
-            "reachable from this machine"
-        ) from exc
-    return model, tokenizer
+    return load_pretrained(
+        AutoModelForMaskedLM, name, tokenizer, "masked LM",
+        "pass a local directory with config.json, weights and tokenizer files, or a hub name "
+        "reachable from this machine",
+    )
 
 
 def _framing_ids(tokenizer: Any) -> tuple[int, int, int]:

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 
 import torch
 
-from glauber.errors import InvalidParameterError
+from glauber.errors import InvalidParameterError, UnknownModelError
 from glauber.mlm_backend.device import activation_bytes_per_token, token_budget
 from glauber.mlm_backend.vocabulary import TokenVocabulary
 
@@ -113,6 +113,49 @@ class TokenSequenceModel:
         return max(1, token_budget(self.device, per_token, *self._budget) // length)
 
 
+def load_pretrained(auto_model: Any, name: str, tokenizer: Any, kind: str,
+                    hint: str) -> tuple[Any, Any]:
+    """``auto_model.from_pretrained(name)`` and (unless given) ``AutoTokenizer`` of ``name``.
+
+    Parameters
+    ----------
+    auto_model : type
+        A ``transformers`` auto class (``AutoModelForMaskedLM``, ``AutoModelForCausalLM``).
+    name : str
+        A local directory or a hub name.
+    tokenizer : PreTrainedTokenizerBase or None
+        Kept when given; else loaded from ``name``.
+    kind : str
+        What is loaded, in the message (``"masked LM"``, ``"causal LM"``).
+    hint : str
+        What to do instead, ending the message.
+
+    Returns
+    -------
+    tuple
+        ``(model, tokenizer)``.
+
+    Raises
+    ------
+    UnknownModelError
+        If ``name`` cannot be loaded (``OSError``, ``ValueError`` or ``KeyError`` from
+        ``transformers``).
+    """
+    from transformers import AutoTokenizer
+
+    try:
+        model = auto_model.from_pretrained(name)
+        if tokenizer is None:
+            tokenizer = AutoTokenizer.from_pretrained(name)
+    except (OSError, ValueError, KeyError) as exc:
+        raise UnknownModelError(
+            f"cannot load {kind} {name!r} ({type(exc).__name__}: {str(exc).splitlines()[0]}); "
+            + hint
+        ) from exc
+    return model, tokenizer
+
+
 __all__ = [
     "TokenSequenceModel",
+    "load_pretrained",
 ]
