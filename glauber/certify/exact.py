@@ -23,6 +23,7 @@ from glauber.exact.unavailable import Attempts
 from glauber.theory.contraction import certify_contraction
 from glauber.theory.distances import tv_rounding_bound
 from glauber.theory.escape import theorem8_escape_bound
+from glauber.theory.floating import RoundingFormats
 
 #: Largest state space for which :func:`certify` computes exact values by default (20^3 windows).
 EXACT_MAX_STATES = 8192
@@ -129,7 +130,7 @@ def _tv_rounding(chain: ExactChain) -> float:
     scores = chain.scores()
     return float(tv_rounding_bound(chain.q, float(np.abs(scores).max()),
                                    float(np.abs(chain.log_conditionals()).max()), chain.tau,
-                                   scores.dtype, "float64"))
+                                   RoundingFormats(scores.dtype, "float64")))
 
 
 def _best_trap(chain: ExactChain, log_pi: np.ndarray) -> tuple[dict, tuple[Trap, ...]]:

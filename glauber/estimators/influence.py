@@ -28,6 +28,7 @@ from glauber.estimators.sampler import SeedLike, concat
 from glauber.estimators.witnesses import Witness, witness_tolerance
 from glauber.theory.contraction import ContractionCertificate, certify_contraction
 from glauber.theory.distances import hilbert_distance_upper, tv_rounding_bound
+from glauber.theory.floating import RoundingFormats
 from glauber.theory.influence_bounds import (
     corollary7_alpha_bound,
     corollary7_holds,
@@ -330,8 +331,8 @@ def _max_influence(
         dtype = str(lp.dtype).removeprefix("torch.")
         scale = np.maximum(_row_max_abs(scores), _row_max_abs(ref_scores))
         spread = np.maximum(_row_max_abs(lp), _row_max_abs(ref))
-        rounding = max(rounding, float(np.max(tv_rounding_bound(q, scale, spread, tau, s_dtype,
-                                                                 dtype))))
+        formats = RoundingFormats(s_dtype, dtype)
+        rounding = max(rounding, float(np.max(tv_rounding_bound(q, scale, spread, tau, formats))))
     return C, Delta, n_queries, dtype, rounding
 
 

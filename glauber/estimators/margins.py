@@ -52,7 +52,7 @@ from glauber.theory.escape import (
     theorem8_escape_bound,
     theorem8_tmix_lower_bound,
 )
-from glauber.theory.floating import UNIT_ROUNDOFF, coarsest
+from glauber.theory.floating import RoundingFormats, coarsest
 from glauber.theory.rectangle import log_ratio_rounding_bound
 
 
@@ -281,9 +281,9 @@ def _site_margins(
         scale[lo:hi] = row_scale
         score_dtypes.append(score_dtype)
         work_dtypes.append(str(lp.dtype).removeprefix("torch."))
-    score_dtype, work_dtype = coarsest(*score_dtypes), coarsest(*work_dtypes)
+    score_dtype = coarsest(*score_dtypes)
     model_dtype = model_precision(model, score_dtype, precision)
-    u_w = UNIT_ROUNDOFF[work_dtype]
+    formats = RoundingFormats(score_dtype, coarsest(*work_dtypes), model_dtype, score_error_ulps)
 
     def bounded(best: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         # the subtraction is done in the working format (float32 for MLMs): one more rounding
@@ -291,9 +291,8 @@ def _site_margins(
         finite = np.isfinite(best)
         err = np.zeros(rows)
         err[finite] = log_ratio_rounding_bound(
-            cur_lp[finite], best[finite], scale[finite], 1.0, score_dtype, work_dtype,
-            model_dtype, score_error_ulps,
-        ) + u_w * np.abs(margin[finite])
+            cur_lp[finite], best[finite], scale[finite], 1.0, formats
+        ) + formats.u_w * np.abs(margin[finite])
         return margin.reshape(s_count, n), err.reshape(s_count, n)
 
     marg, err = bounded(best_lp)

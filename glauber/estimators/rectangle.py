@@ -40,7 +40,7 @@ from glauber.core.validation import (
 from glauber.errors import InvalidParameterError
 from glauber.estimators.precision import DEFAULT_SCORE_ERROR_ULPS, model_precision
 from glauber.estimators.sampler import SeedLike
-from glauber.theory.floating import UNIT_ROUNDOFF, coarsest
+from glauber.theory.floating import UNIT_ROUNDOFF, RoundingFormats, coarsest
 from glauber.theory.rectangle import (
     rectangle_delta_from_edges,
     rectangle_rounding_bound,
@@ -292,10 +292,8 @@ def rectangle_test(
         np.stack([lp_chosen[:r], lp_chosen[r:], lp_bp, lp_ap]),
         np.stack([info1.scale[:r], info1.scale[r:], info2.scale[:r], info2.scale[r:]]),
         tau,
-        score_dtype=score_dtype,
-        work_dtype=coarsest(info1.work_dtype, info2.work_dtype),
-        model_dtype=model_dtype,
-        score_error_ulps=score_error_ulps,
+        RoundingFormats(score_dtype, coarsest(info1.work_dtype, info2.work_dtype), model_dtype,
+                        score_error_ulps),
     ) + atol
     return _summarise(
         delta,

@@ -47,6 +47,7 @@ from glauber.theory.escape import (
     theorem8_escape_bound,
     theorem8_tmix_lower_bound,
 )
+from glauber.theory.floating import RoundingFormats
 from glauber.theory.influence_bounds import (
     OscillationBound,
     corollary7_alpha_bound,
@@ -94,6 +95,7 @@ __all__ = [
     "ContractionCertificate",
     "MatrixPowerResult",
     "OscillationBound",
+    "RoundingFormats",
     "adjacent_pair_hamming_bound",
     "alpha_col",
     "alpha_row",

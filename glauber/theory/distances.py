@@ -17,9 +17,8 @@ from numpy.typing import ArrayLike
 from glauber.core.validation import as_real_array, check_tau, check_vocab_size
 from glauber.errors import InvalidParameterError, NonFiniteScoresError
 from glauber.theory.floating import (
-    SMALLEST_SUBNORMAL,
     UNIT_ROUNDOFF,
-    dtype_name,
+    RoundingFormats,
     elementary_error,
     gamma,
     round_up_array,
@@ -148,8 +147,7 @@ def tv_rounding_bound(
     score_scale: ArrayLike,
     log_p_scale: ArrayLike,
     tau: float,
-    score_dtype: Any = "float64",
-    work_dtype: Any = "float64",
+    formats: RoundingFormats = RoundingFormats(),
 ) -> np.ndarray:
     """Bound on ``|computed TV - exact TV|`` for two conditionals computed as the library does.
 
@@ -195,8 +193,10 @@ def tv_rounding_bound(
         ``max_a |lp_a|`` of the computed log-conditionals over both rows.
     tau : float
         Temperature, > 0.
-    score_dtype, work_dtype : dtype or str
-        Format of the scores (``s / tau`` is rounded in it) and of the log-softmax and TV.
+    formats : RoundingFormats
+        ``score_dtype``: format of the scores (``s / tau`` is rounded in it); ``work_dtype``:
+        format of the log-softmax and TV. The bound is for the scores as returned, so
+        ``model_dtype`` and ``score_error_ulps`` do not enter it.
 
     Returns
     -------
@@ -211,11 +211,9 @@ def tv_rounding_bound(
     q = check_vocab_size(q)
     M = as_real_array(score_scale, "score_scale")
     lam = as_real_array(log_p_scale, "log_p_scale")
-    s_name, w_name = dtype_name(score_dtype), dtype_name(work_dtype)
-    u_s, eta_s = UNIT_ROUNDOFF[s_name], SMALLEST_SUBNORMAL[s_name]
-    u, eta = UNIT_ROUNDOFF[w_name], SMALLEST_SUBNORMAL[w_name]
-    e = elementary_error(w_name)
-    e1 = u_s * M / tau + eta_s / 2
+    u, eta = formats.u_w, formats.eta_w
+    e = elementary_error(formats.work_dtype)
+    e1 = formats.u_s * M / tau + formats.eta_s / 2
     theta = e + u * lam + gamma(max(q - 1, 1), u) + q * eta
     delta = 2 * e1 + 2 * u * lam + theta / (1 - theta) + e * (np.log(q) + 1)
     A = np.expm1(delta) * (1 + e) + e + q * eta

@@ -11,11 +11,13 @@ successive roundings (Higham, Lemma 3.1).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from glauber.core.validation import check_nonnegative_float
 from glauber.errors import InvalidParameterError
 
 #: Unit roundoff ``u`` of each floating-point format (round to nearest).
@@ -114,6 +116,83 @@ def coarsest(*dtypes: Any) -> str:
     if not names:
         raise InvalidParameterError("coarsest() needs at least one floating-point format")
     return max(names, key=lambda name: UNIT_ROUNDOFF[name])
+
+
+@dataclass(frozen=True)
+class RoundingFormats:
+    """The floating-point formats a computed conditional went through, for the rounding bounds
+    (:func:`glauber.theory.distances.tv_rounding_bound`,
+    :func:`glauber.theory.rectangle.rectangle_rounding_bound`,
+    :func:`glauber.theory.rectangle.log_ratio_rounding_bound`).
+
+    The formats are checked and stored by their canonical names (:func:`dtype_name`) on
+    construction.
+
+    Parameters
+    ----------
+    score_dtype : dtype or str
+        Format the scores are stored in: ``scores / tau`` is rounded in it (unit roundoff
+        ``u_s``, smallest subnormal ``eta_s``).
+    work_dtype : dtype or str
+        Format of the log-softmax work and of what follows it (``u_w``, ``eta_w``).
+    model_dtype : dtype or str, optional
+        Format the model computed in; None: the scores' own. ``u_m`` is the unit roundoff of the
+        coarser of it and ``score_dtype``.
+    score_error_ulps : float
+        The model's own error, in ulps of the scores: the returned scores are within
+        ``score_error_ulps * u_m * max_a |s_a|`` of the exact ones; >= 0.
+
+    Raises
+    ------
+    InvalidParameterError
+        If a format is not one of the four floating-point formats, or ``score_error_ulps`` is
+        not a finite number >= 0.
+
+    Examples
+    --------
+    >>> f = RoundingFormats("torch.float32", model_dtype="bfloat16")
+    >>> f.score_dtype, f.u_s == 2.0**-24, f.u_m == 2.0**-8
+    ('float32', True, True)
+    """
+
+    score_dtype: Any = "float64"
+    work_dtype: Any = "float64"
+    model_dtype: Any = None
+    score_error_ulps: float = 0.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "score_dtype", dtype_name(self.score_dtype))
+        object.__setattr__(self, "work_dtype", dtype_name(self.work_dtype))
+        if self.model_dtype is not None:
+            object.__setattr__(self, "model_dtype", dtype_name(self.model_dtype))
+        ulps = check_nonnegative_float(self.score_error_ulps, "score_error_ulps")
+        object.__setattr__(self, "score_error_ulps", ulps)
+
+    @property
+    def u_s(self) -> float:
+        """Unit roundoff of the scores' format."""
+        return UNIT_ROUNDOFF[self.score_dtype]
+
+    @property
+    def eta_s(self) -> float:
+        """Smallest subnormal of the scores' format."""
+        return SMALLEST_SUBNORMAL[self.score_dtype]
+
+    @property
+    def u_w(self) -> float:
+        """Unit roundoff of the working format."""
+        return UNIT_ROUNDOFF[self.work_dtype]
+
+    @property
+    def eta_w(self) -> float:
+        """Smallest subnormal of the working format."""
+        return SMALLEST_SUBNORMAL[self.work_dtype]
+
+    @property
+    def u_m(self) -> float:
+        """Unit roundoff of the model's precision: the coarser of ``model_dtype`` and
+        ``score_dtype``."""
+        return UNIT_ROUNDOFF[coarsest(self.score_dtype, self.model_dtype)]
 
 
 def gamma(k: int, u: float) -> float:
@@ -219,6 +298,7 @@ def softmax_tv_rounding(max_abs_score: float, tau: float, q: int) -> float:
 
 __all__ = [
     "ELEMENTARY_ULPS",
+    "RoundingFormats",
     "SMALLEST_SUBNORMAL",
     "softmax_tv_rounding",
     "UNIT_ROUNDOFF",

@@ -14,14 +14,11 @@ log-probabilities, and ``delta`` at temperature ``tau`` is ``delta`` at 1 divide
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from numpy.typing import ArrayLike
 
 from glauber.core.validation import (
     as_real_array,
-    check_nonnegative_float,
     check_nonnegative_int,
     check_square_matrix,
     check_tau,
@@ -31,13 +28,7 @@ from glauber.errors import (
     NonFiniteScoresError,
     VocabularyError,
 )
-from glauber.theory.floating import (
-    SMALLEST_SUBNORMAL,
-    UNIT_ROUNDOFF,
-    coarsest,
-    dtype_name,
-    gamma,
-)
+from glauber.theory.floating import UNIT_ROUNDOFF, RoundingFormats, gamma
 
 
 def rectangle_delta_from_edges(
@@ -163,10 +154,7 @@ def rectangle_rounding_bound(
     lp_new: ArrayLike,
     score_scale: ArrayLike,
     tau: float,
-    score_dtype: Any = "float64",
-    work_dtype: Any = "float64",
-    model_dtype: Any = None,
-    score_error_ulps: float = 0.0,
+    formats: RoundingFormats = RoundingFormats(),
 ) -> np.ndarray:
     """Bound on the rounding error of a computed rectangle ``delta`` (Proposition 4), per rectangle.
 
@@ -187,7 +175,7 @@ def rectangle_rounding_bound(
 
     1. *Scores* (an assumption, not arithmetic of ours): the returned scores are within
        ``k u_m M_e`` of the exact ones, ``u_m`` the unit roundoff of the precision the model
-       computes in and ``k = score_error_ulps``. Two scores per edge:
+       computes in and ``k = formats.score_error_ulps``. Two scores per edge:
        ``2 k u_m M_e / tau``.
     2. *Division*: ``|x_a - s_a / tau| <= u_s |s_a| / tau + eta_s / 2``; two entries:
        ``2 u_s M_e / tau + eta_s``.
@@ -216,12 +204,10 @@ def rectangle_rounding_bound(
         ``max_a |s(a)|`` of each edge's conditional at ``tau = 1`` (scores as returned).
     tau : float
         Temperature, > 0.
-    score_dtype, work_dtype : dtype or str
-        Format of the scores (``scores / tau`` is rounded in it) and of the log-softmax.
-    model_dtype : dtype or str, optional
-        Precision the model computes in (default: ``score_dtype``); ``u_m`` is its unit roundoff.
-    score_error_ulps : float
-        ``k`` of item 1, >= 0.
+    formats : RoundingFormats
+        The formats of the scores (``u_s``: ``scores / tau`` is rounded in it), of the
+        log-softmax (``u_w``) and of the model's computation (``u_m``; default: the scores'),
+        and ``k = score_error_ulps`` of item 1.
 
     Returns
     -------
@@ -230,7 +216,7 @@ def rectangle_rounding_bound(
     Raises
     ------
     InvalidParameterError
-        If shapes differ, a value is not finite, or ``score_error_ulps < 0``.
+        If shapes differ or a value is not finite.
     InvalidTemperatureError
         If ``tau`` is not finite and > 0.
 
@@ -246,9 +232,7 @@ def rectangle_rounding_bound(
         raise InvalidParameterError(
             f"lp_old, lp_new and score_scale must have the shape (4, R), got {old.shape}"
         )
-    per_edge = log_ratio_rounding_bound(
-        old, new, score_scale, tau, score_dtype, work_dtype, model_dtype, score_error_ulps
-    )
+    per_edge = log_ratio_rounding_bound(old, new, score_scale, tau, formats)
     u = UNIT_ROUNDOFF["float64"]
     total = per_edge.sum(axis=0) + gamma(4, u) * np.abs(new - old).sum(axis=0)
     return total * (1.0 + gamma(8, u))
@@ -259,10 +243,7 @@ def log_ratio_rounding_bound(
     lp_new: ArrayLike,
     score_scale: ArrayLike,
     tau: float,
-    score_dtype: Any = "float64",
-    work_dtype: Any = "float64",
-    model_dtype: Any = None,
-    score_error_ulps: float = 0.0,
+    formats: RoundingFormats = RoundingFormats(),
 ) -> np.ndarray:
     """Bound on the rounding error of ``lp_new - lp_old``, two entries of one log-conditional.
 
@@ -276,7 +257,7 @@ def log_ratio_rounding_bound(
     lp_old, lp_new, score_scale : array_like
         Same shape: the two computed log-probabilities (at ``tau``) and ``max_a |s(a)|`` of their
         conditional at ``tau = 1``.
-    tau, score_dtype, work_dtype, model_dtype, score_error_ulps :
+    tau, formats :
         As :func:`rectangle_rounding_bound`.
 
     Returns
@@ -286,7 +267,7 @@ def log_ratio_rounding_bound(
     Raises
     ------
     InvalidParameterError
-        If shapes differ, a value is not finite, or ``score_error_ulps < 0``.
+        If shapes differ or a value is not finite.
     InvalidTemperatureError
         If ``tau`` is not finite and > 0.
 
@@ -296,7 +277,6 @@ def log_ratio_rounding_bound(
     True
     """
     tau = check_tau(tau)
-    ulps = check_nonnegative_float(score_error_ulps, "score_error_ulps")
     old = as_real_array(lp_old, "lp_old")
     new = as_real_array(lp_new, "lp_new")
     scale = as_real_array(score_scale, "score_scale")
@@ -307,16 +287,12 @@ def log_ratio_rounding_bound(
         )
     if not (np.isfinite(old).all() and np.isfinite(new).all() and np.isfinite(scale).all()):
         raise InvalidParameterError("the rounding bound needs finite log-probabilities and scales")
-    s_name = dtype_name(score_dtype)
-    u_s, eta_s = UNIT_ROUNDOFF[s_name], SMALLEST_SUBNORMAL[s_name]
-    w_name = dtype_name(work_dtype)
-    u_w, eta_w = UNIT_ROUNDOFF[w_name], SMALLEST_SUBNORMAL[w_name]
-    u_m = UNIT_ROUNDOFF[coarsest(s_name, model_dtype)]
+    f = formats
     return (
-        2.0 * (ulps * u_m + u_s) * (scale / tau)
-        + eta_s
-        + gamma(2, u_w) * (np.abs(old) + np.abs(new))
-        + 2.0 * eta_w
+        2.0 * (f.score_error_ulps * f.u_m + f.u_s) * (scale / tau)
+        + f.eta_s
+        + gamma(2, f.u_w) * (np.abs(old) + np.abs(new))
+        + 2.0 * f.eta_w
     )
 
 

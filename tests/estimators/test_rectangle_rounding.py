@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from glauber.errors import InvalidParameterError, NonFiniteScoresError
 from glauber.estimators import rectangle_test
+from glauber.theory.floating import RoundingFormats
 from glauber.theory.rectangle import (
     asymmetric_ising_rectangle_delta,
     rectangle_rounding_bound,
@@ -158,24 +159,37 @@ def test_bound_arguments_are_checked():
     with pytest.raises(InvalidParameterError):
         rectangle_rounding_bound(ones, ones, np.ones((4, 3)), 1.0)
     with pytest.raises(InvalidParameterError):
-        rectangle_rounding_bound(ones, ones, ones, 1.0, score_error_ulps=-1.0)
+        rectangle_rounding_bound(ones, ones, ones, 1.0, RoundingFormats(score_error_ulps=-1.0))
     with pytest.raises(InvalidParameterError):
-        rectangle_rounding_bound(ones, ones, ones, 1.0, score_dtype="int8")
+        rectangle_rounding_bound(ones, ones, ones, 1.0, RoundingFormats(score_dtype="int8"))
+
+
+def test_rounding_formats_are_checked_and_canonical():
+    f = RoundingFormats(torch.float32, np.float64, "torch.bfloat16", 8)
+    assert (f.score_dtype, f.work_dtype, f.model_dtype) == ("float32", "float64", "bfloat16")
+    assert (f.u_s, f.u_w, f.u_m) == (2.0**-24, 2.0**-53, 2.0**-8)
+    assert RoundingFormats("float32").u_m == 2.0**-24  # the model's precision: the scores'
+    assert RoundingFormats("bfloat16", model_dtype="float64").u_m == 2.0**-8  # the coarser
+    with pytest.raises(InvalidParameterError, match="unknown floating-point format"):
+        RoundingFormats(model_dtype="int8")
+    with pytest.raises(InvalidParameterError, match="score_error_ulps"):
+        RoundingFormats(score_error_ulps=float("nan"))
 
 
 def test_bound_grows_with_the_unit_roundoff_and_one_over_tau():
     lp = -np.abs(np.random.default_rng(0).standard_normal((4, 3)))
     scale = np.full((4, 3), 5.0)
-    b64 = rectangle_rounding_bound(lp, lp - 1, scale, 1.0, score_error_ulps=8)
-    b32 = rectangle_rounding_bound(lp, lp - 1, scale, 1.0, "float32", "float32",
-                                   score_error_ulps=8)
-    b16 = rectangle_rounding_bound(lp, lp - 1, scale, 1.0, "float32", "float32", "bfloat16",
-                                   score_error_ulps=8)
+    b64 = rectangle_rounding_bound(lp, lp - 1, scale, 1.0, RoundingFormats(score_error_ulps=8))
+    b32 = rectangle_rounding_bound(lp, lp - 1, scale, 1.0,
+                                   RoundingFormats("float32", "float32", score_error_ulps=8))
+    b16 = rectangle_rounding_bound(lp, lp - 1, scale, 1.0,
+                                   RoundingFormats("float32", "float32", "bfloat16", 8))
     assert (b64 < b32).all() and (b32 < b16).all()
     # u_bf16 / u_f32 = 2**16: the model term dominates and scales with it
     assert (b16 / b32 > 2**15).all()
     # At tau, log-probabilities are those at 1 divided by tau: the whole bound scales by 1/tau
-    small = rectangle_rounding_bound(lp / 1e-6, (lp - 1) / 1e-6, scale, 1e-6, score_error_ulps=8)
+    small = rectangle_rounding_bound(lp / 1e-6, (lp - 1) / 1e-6, scale, 1e-6,
+                                     RoundingFormats(score_error_ulps=8))
     np.testing.assert_allclose(small, b64 / 1e-6, rtol=1e-12)
 
 
