@@ -196,11 +196,17 @@ def tv_rounding_bound(
     formats : RoundingFormats
         ``score_dtype``: format of the scores (``s / tau`` is rounded in it); ``work_dtype``:
         format of the log-softmax and TV. The bound is for the scores as returned, so
-        ``model_dtype`` and ``score_error_ulps`` do not enter it.
+        ``model_dtype`` must be None and ``score_error_ulps`` 0.
 
     Returns
     -------
     numpy.ndarray
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``formats`` sets ``model_dtype`` or a non-zero ``score_error_ulps``: a bound that
+        silently left them out would be too small for what the caller meant.
 
     Examples
     --------
@@ -209,6 +215,10 @@ def tv_rounding_bound(
     """
     tau = check_tau(tau)
     q = check_vocab_size(q)
+    if formats.model_dtype is not None or formats.score_error_ulps != 0.0:
+        raise InvalidParameterError(
+            "tv_rounding_bound bounds the TV of the scores as returned: pass RoundingFormats "
+            "with model_dtype=None and score_error_ulps=0 (the model's own error is not in it)")
     M = as_real_array(score_scale, "score_scale")
     lam = as_real_array(log_p_scale, "log_p_scale")
     u, eta = formats.u_w, formats.eta_w

@@ -165,3 +165,15 @@ def test_tv_rounding_bound_covers_the_computed_tv(vectors, tau):
     bound = tv_rounding_bound(len(a), M, lam, tau)
     assert abs(_mp(computed) - exact) <= _mp(bound)
     assert bound < 1e-13 * (1 + M / tau + lam)  # of the order of u (M / tau + Lambda + q)
+
+
+@pytest.mark.parametrize("formats", [dict(model_dtype="bfloat16"), dict(score_error_ulps=8.0)])
+def test_tv_rounding_bound_refuses_model_error_it_does_not_bound(formats) -> None:
+    # The TV bound is for the scores as returned; a model format or error passed to it would be
+    # left out silently and the bound too small for what the caller meant.
+    from glauber.theory.distances import tv_rounding_bound
+    from glauber.theory.floating import RoundingFormats
+
+    with pytest.raises(InvalidParameterError, match="scores as returned"):
+        tv_rounding_bound(3, 1.0, 2.0, 1.0, RoundingFormats(**formats))
+    assert tv_rounding_bound(3, 1.0, 2.0, 1.0, RoundingFormats()) > 0
