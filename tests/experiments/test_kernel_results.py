@@ -49,3 +49,27 @@ def test_section_is_rendered_from_the_json_and_registered(tmp_path) -> None:
     s = section("kernels")
     assert s.render is kernel_results.render and s.refresh is kernel_results.refresh
     assert s.data == "kernels" and s.command == "glauber results --rerun kernels"
+
+
+@pytest.mark.parametrize("k,n", [(0, 40), (40, 40), (1, 1), (37, 40), (5, 17)])
+def test_clopper_pearson_matches_closed_forms_and_scipy(k, n) -> None:
+    # Closed forms at the ends: k = 0 gives [0, 1 - (alpha/2)^(1/n)], k = n gives
+    # [(alpha/2)^(1/n), 1] (Clopper and Pearson 1934); elsewhere scipy's own exact interval.
+    from scipy.stats import binomtest
+
+    lo, hi = kernel_results.clopper_pearson(k, n)
+    if k == 0:
+        assert lo == 0.0 and hi == pytest.approx(1 - 0.025 ** (1 / n), rel=1e-12)
+    elif k == n:
+        assert hi == 1.0 and lo == pytest.approx(0.025 ** (1 / n), rel=1e-12)
+    ref = binomtest(k, n).proportion_ci(0.95, method="exact")
+    assert (lo, hi) == pytest.approx((ref.low, ref.high), rel=1e-10, abs=1e-14)
+
+
+def test_acceptance_table_states_the_rate_its_interval_and_the_proposals(tmp_path) -> None:
+    a = {"overall": 0.925, "moved": 0.5, "proposed": 40, "site_rate_quartiles": [1.0, 1.0, 1.0]}
+    item = {"label": "toy / chain", "n": 12, "mh:pll": a, "mh:logits": dict(a, overall=0.0)}
+    text = kernel_results.acceptance_markdown([item])
+    lo, hi = kernel_results.clopper_pearson(37, 40)
+    assert f"| toy / chain | 12 | mh:pll | 0.925 [{lo:.2f}, {hi:.2f}] | 0.500 |" in text
+    assert "| mh:logits | 0.000 [0.00, 0.09] |" in text and text.count("| 40 |") == 2
