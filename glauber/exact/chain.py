@@ -61,7 +61,7 @@ from glauber.exact import (
 from glauber.exact.basins import Bottleneck
 from glauber.exact.brackets import MixingBracket
 from glauber.exact.coupling import WorstAdjacentPair
-from glauber.exact.factored import factorable
+from glauber.exact.factored import factor_matrix, factorable
 from glauber.exact.krylov import SpectralEstimate
 from glauber.exact.rectangles import RectangleSummary
 from glauber.exact.score_table import (
@@ -888,8 +888,12 @@ class ExactChain:
     def absolute_spectral_gap(self, method: GapMethod = "auto") -> float:
         """``1 - max{|lambda| : lambda != 1}`` (LPW 2nd ed., Section 12.2).
 
-        Accuracy and methods as :meth:`spectral_gap`. On the sparse path (reversible chains
-        only) it equals the gap: a reversible heat-bath kernel has no negative eigenvalue
+        Accuracy and methods as :meth:`spectral_gap`. Above the dense limit, ``"auto"`` on a
+        chain that :attr:`factored` reads it off the dense ``n q^(n-1)``-class factor
+        ``M = BA`` of ``P = AB`` (:func:`~glauber.exact.factored.factor_matrix`: the same
+        non-zero eigenvalues; reversible or not, to the dense path's accuracy): 1,200 classes
+        for a 3-site window of 8,000 states. On the Lanczos path (reversible chains only) it
+        equals the gap: a reversible heat-bath kernel has no negative eigenvalue
         (:mod:`glauber.exact.krylov`).
 
         Raises
@@ -905,6 +909,9 @@ class ExactChain:
                     log_P=self.log_transition_matrix,
                 ),
             )
+        if method == "auto" and self.factored:
+            return self._cached("abs_gap_factor", lambda: spectral.absolute_spectral_gap(
+                factor_matrix(GlauberKernel(self.site_rows())), None, reversible=False))
         estimate = self._lanczos(method)
         if not self.kernel.metropolis:
             return estimate.absolute_gap

@@ -71,6 +71,44 @@ def _fits(n: int, q: int, max_elements: int) -> bool:
     return R * max(R, q**n) <= max_elements
 
 
+def factor_matrix(kernel: GlauberKernel) -> np.ndarray:
+    """The factor ``M = B A`` (``R x R``, ``R = n q^(n-1)`` classes ``(s, x_{-s})``) of a
+    random-scan kernel ``P = A B`` whose site laws depend on ``x_{-s}`` only.
+
+    Row ``(s, x_{-s})`` puts ``p_s(y_s | .) / n`` on each class ``c_{s'}(y)`` of every ``y`` it
+    can reach (``s' = s``: itself). ``P`` and ``M`` have the same non-zero eigenvalues (with
+    multiplicity), and ``P``'s other ``S - R`` eigenvalues are 0, so ``P``'s absolute spectral
+    gap is read off ``M`` (:meth:`glauber.exact.chain.ExactChain.absolute_spectral_gap`).
+
+    Examples
+    --------
+    >>> p = np.full((2, 9, 3), 1 / 3)  # two independent uniform sites
+    >>> M = factor_matrix(GlauberKernel(p))
+    >>> M.shape, np.allclose(M.sum(axis=1), 1)
+    ((6, 6), True)
+    """
+    n, q = kernel.n, kernel.q
+    return _factor(kernel, _classes(n, q), n * q ** (n - 1))
+
+
+def _classes(n: int, q: int) -> np.ndarray:
+    """``classes[s, x] = c_s(x)``, the class ``(s, x_{-s})`` of state ``x`` at site ``s``."""
+    x = np.arange(q**n)
+    width = q ** (n - 1)
+    return np.stack([s * width + (x // q ** (n - s)) * q ** (n - 1 - s) + x % q ** (n - 1 - s)
+                     for s in range(n)])
+
+
+def _factor(kernel: GlauberKernel, classes: np.ndarray, R: int) -> np.ndarray:
+    n = kernel.n
+    flat = np.zeros(R * R)
+    for s in range(n):
+        for other in range(n):
+            flat += np.bincount(classes[s] * R + classes[other], weights=kernel.w[s] / n,
+                                minlength=R * R)
+    return flat.reshape(R, R)
+
+
 class FactoredGlauber:
     """The algebra of ``M = B A`` for the squaring of
     :func:`glauber.exact.mixing.mixing_time`.
@@ -126,20 +164,10 @@ class FactoredGlauber:
         self.width = q ** (n - 1)
         #: ``R`` classes ``(s, x_{-s})``, site-major.
         self.R = R
-        x = np.arange(S)
         #: ``classes[s, x] = c_s(x)``: the class of ``x`` at site ``s``.
-        self.classes = np.stack([
-            s * self.width + (x // q ** (n - s)) * q ** (n - 1 - s) + x % q ** (n - 1 - s)
-            for s in range(n)
-        ])
-        #: ``M = B A`` (row-stochastic ``R x R``): row ``(s, x_{-s})`` puts ``p_s(y_s | .) / n``
-        #: on each class ``c_{s'}(y)`` of every ``y`` it can reach (``s' = s``: itself).
-        flat = np.zeros(R * R)
-        for s in range(n):
-            for other in range(n):
-                flat += np.bincount(self.classes[s] * R + self.classes[other],
-                                    weights=kernel.w[s] / n, minlength=R * R)
-        self.P = flat.reshape(R, R)
+        self.classes = _classes(n, q)
+        #: ``M = B A`` (row-stochastic ``R x R``), :func:`factor_matrix`.
+        self.P = _factor(kernel, self.classes, R)
         #: Starts of largest distance at the last full evaluation, tried first by the next.
         self.suspects = np.zeros(0, dtype=np.int64)
 
@@ -225,5 +253,6 @@ class FactoredGlauber:
 __all__ = [
     "FACTORED_MAX_ELEMENTS",
     "FactoredGlauber",
+    "factor_matrix",
     "factorable",
 ]
