@@ -117,9 +117,13 @@ def exact_values(
 def _gap_error(chain: ExactChain, gap: float) -> float:
     """How far above ``gap`` the chain's true gap may lie: the rigorous ``gap_upper`` of its
     spectral estimate where it has one (Lanczos on a large reversible chain: its rounding can
-    exceed the dense solvers' relative accuracy), else twice ``GAP_RTOL`` of the gap."""
-    upper = chain.spectral_estimate().gap_upper
+    exceed the dense solvers' relative accuracy), else twice ``GAP_RTOL`` of the gap (the dense
+    solvers' accuracy: a dense ``P``, or the factor of a chain above the dense limit, whose
+    spectral estimate would need the stationary law)."""
     default = 2.0 * GAP_RTOL * gap
+    if chain.algebra != "dense" and chain.factored:  # the gap came from the dense factor M
+        return default
+    upper = chain.spectral_estimate().gap_upper
     return default if upper is None else max(default, upper - gap)
 
 

@@ -106,3 +106,24 @@ def test_a_metastable_window_is_capped_and_bounded_not_stepped_for_hours(monkeyp
     assert e.max_stationary_mass == pytest.approx(mode, rel=1e-9)
     assert f"> {e.tmix_lower - 1}" in format_certificate(cert)
     assert Certificate.from_json(cert.to_json()) == cert
+
+
+def test_a_factored_chain_whose_law_underflows_keeps_its_gap_and_exact_tmix():
+    # Independent sites (every conditional the field -3a over 17 tokens, any context) on 17^3 =
+    # 4913 states: above the dense limit, factored, with masses down to e^(-3*16*3/0.1) ~ 1e-625
+    # (the law underflows float64 and the table model has no log-joint). The gap comes from the
+    # dense factor (1/n = 1/3 for independent sites, each redrawn from its own law: LPW 12.4);
+    # asking the gap's error of the Lanczos estimate needed the stationary law and raised
+    # UnderflowError out of exact_values.
+    from glauber.exact.score_table import TabulatedModel, score_table
+
+    source = parse_toy_spec("random-table:n=3,q=17,seed=0,scale=1.0")
+    table = score_table(source)
+    model = TabulatedModel(source, np.broadcast_to(-3.0 * np.arange(17), table.shape).copy())
+    chain = ExactChain(model, 0.1)
+    assert chain.algebra == "sparse" and chain.factored
+    values = exact_module.exact_values(chain, 0.25)
+    assert values.absolute_gap == pytest.approx(1 / 3, rel=1e-9)
+    assert values.tmix == ExactChain(model, 0.1).mixing_time(0.25)
+    assert values.tmix_lower == values.tmix
+    assert any("underflow" in note for note in values.notes)
