@@ -204,6 +204,10 @@ def render(folder: Path) -> str:
     """The kernels section of docs/results.md (below its heading) from the JSON in ``folder``."""
     exact = _load(folder / "exact.json") or {"items": []}
     accept = _load(folder / "acceptance.json") or {"items": []}
+    # the order of the tables, whatever order resumed runs appended the items in
+    order = {label: k for k, label in enumerate([*WINDOWS, *TOYS, *FULL_CHAINS])}
+    for data in (exact, accept):
+        data["items"].sort(key=lambda item: order.get(item["label"], len(order)))
     parts = [
         f"```\n{COMMAND}\n```\n",
         "Each kernel of `glauber.core.kernel_spec` on the exact chain of three CDR3 sites in "

@@ -73,3 +73,15 @@ def test_acceptance_table_states_the_rate_its_interval_and_the_proposals(tmp_pat
     lo, hi = kernel_results.clopper_pearson(37, 40)
     assert f"| toy / chain | 12 | mh:pll | 0.925 [{lo:.2f}, {hi:.2f}] | 0.500 |" in text
     assert "| mh:logits | 0.000 [0.00, 0.09] |" in text and text.count("| 40 |") == 2
+
+
+def test_tables_follow_the_declared_order_whatever_order_the_runs_saved(tmp_path) -> None:
+    # a resumed run appends items in the order they finished: the page must not depend on it
+    items = [{"label": label, "kind": "toy", "states": 27, "rows": []}
+             for label in reversed(kernel_results.TOYS)]
+    folder = tmp_path / "kernels"
+    folder.mkdir()
+    (folder / "exact.json").write_text(json.dumps({"items": items}))
+    text = kernel_results.render(folder)
+    first, second = (text.index(f"**{label}**") for label in kernel_results.TOYS)
+    assert first < second
