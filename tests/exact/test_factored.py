@@ -160,11 +160,17 @@ def test_factor_has_the_absolute_gap_of_the_dense_kernel(model, tau) -> None:
     from glauber.exact.factored import factor_matrix
     from glauber.exact.spectral import absolute_spectral_gap
 
+    from glauber.errors import PrecisionError
+
     chain = ExactChain(model, tau)
     assume(chain.algebra == "dense" and model.n >= 2)
-    from_factor = absolute_spectral_gap(factor_matrix(GlauberKernel(chain.site_rows())), None,
-                                        reversible=False)
-    assert from_factor == pytest.approx(chain.absolute_spectral_gap(), rel=1e-6, abs=1e-12)
+    try:
+        from_factor = absolute_spectral_gap(factor_matrix(GlauberKernel(chain.site_rows())),
+                                            None, reversible=False)
+        dense = chain.absolute_spectral_gap()
+    except PrecisionError:  # either refuses a gap it cannot resolve to relative accuracy (sound;
+        assume(False)  # e.g. Ising n = 5 at tau 0.368, gap 1.4e-10: mpmath only up to 32 states)
+    assert from_factor == pytest.approx(dense, rel=1e-6, abs=1e-12)
 
 
 def test_absolute_gap_above_the_dense_limit_comes_from_the_factor() -> None:
