@@ -177,3 +177,20 @@ def test_stationary_error_bound_holds_for_perturbed_laws():
         residual = float(np.abs(other @ P - other).sum())
         tv = 0.5 * float(np.abs(other - pi).sum())
         assert tv <= stationary_tv_error_bound(residual, t)
+
+
+def test_a_gap_lanczos_proves_below_its_floor_carries_a_true_upper_bound():
+    # Heat-bath Ising on the 13-cycle (8192 states: the Lanczos path) at beta = 5: the gap is
+    # (1 - tanh(2 beta)) / n = 3.17e-10 (LPW 2nd ed., Theorem 15.5), below LANCZOS_GAP_FLOOR
+    # = 1e-9. The typed error carries gap_upper, which must not lie below the true gap: the
+    # window tables turn it into the lower bound t_mix >= log 2 / log(1 / (1 - gap_upper)).
+    from glauber.errors import GapBelowFloorError
+    from glauber.exact.krylov import LANCZOS_GAP_FLOOR
+    from glauber.toy_models.specs import parse_toy_spec
+
+    chain = ExactChain(parse_toy_spec("ising-cycle:n=13,J=1.0"), 0.2)
+    exact = (1 - math.tanh(2 * 5.0)) / 13
+    with pytest.raises(GapBelowFloorError) as caught:
+        chain.absolute_spectral_gap()
+    assert exact <= caught.value.gap_upper < LANCZOS_GAP_FLOOR
+    assert caught.value.gap_upper == pytest.approx(exact, rel=0.01)
