@@ -909,9 +909,9 @@ class ExactChain:
                     log_P=self.log_transition_matrix,
                 ),
             )
-        if method == "auto" and self.factored:
+        if method == "auto" and self.factored:  # the kernel t_mix's factored path caches
             return self._cached("abs_gap_factor", lambda: spectral.absolute_spectral_gap(
-                factor_matrix(GlauberKernel(self.site_rows())), None, reversible=False))
+                factor_matrix(self._mixing_matrix("factored")), None, reversible=False))
         estimate = self._lanczos(method)
         if not self.kernel.metropolis:
             return estimate.absolute_gap
