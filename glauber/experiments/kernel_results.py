@@ -177,13 +177,10 @@ def clopper_pearson(accepted: int, proposed: int, level: float = 0.95) -> tuple[
     >>> round(lo, 4), hi
     (0.9119, 1.0)
     """
-    from scipy.stats import beta
+    from scipy.stats import binomtest
 
-    alpha = 1.0 - level
-    lo = 0.0 if accepted == 0 else float(beta.ppf(alpha / 2, accepted, proposed - accepted + 1))
-    hi = 1.0 if accepted == proposed else float(
-        beta.ppf(1 - alpha / 2, accepted + 1, proposed - accepted))
-    return lo, hi
+    ci = binomtest(accepted, proposed).proportion_ci(level, method="exact")
+    return float(ci.low), float(ci.high)
 
 
 def acceptance_markdown(items: Sequence[dict]) -> str:

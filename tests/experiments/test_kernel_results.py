@@ -52,18 +52,21 @@ def test_section_is_rendered_from_the_json_and_registered(tmp_path) -> None:
 
 
 @pytest.mark.parametrize("k,n", [(0, 40), (40, 40), (1, 1), (37, 40), (5, 17)])
-def test_clopper_pearson_matches_closed_forms_and_scipy(k, n) -> None:
+def test_clopper_pearson_matches_closed_forms_and_its_defining_tails(k, n) -> None:
     # Closed forms at the ends: k = 0 gives [0, 1 - (alpha/2)^(1/n)], k = n gives
-    # [(alpha/2)^(1/n), 1] (Clopper and Pearson 1934); elsewhere scipy's own exact interval.
-    from scipy.stats import binomtest
+    # [(alpha/2)^(1/n), 1]; elsewhere the defining equations of Clopper and Pearson (1934):
+    # P(X >= k | lo) = alpha/2 and P(X <= k | hi) = alpha/2 for X ~ Binomial(n, p).
+    from scipy.stats import binom
 
     lo, hi = kernel_results.clopper_pearson(k, n)
     if k == 0:
         assert lo == 0.0 and hi == pytest.approx(1 - 0.025 ** (1 / n), rel=1e-12)
-    elif k == n:
+    else:
+        assert binom.sf(k - 1, n, lo) == pytest.approx(0.025, rel=1e-8)
+    if k == n:
         assert hi == 1.0 and lo == pytest.approx(0.025 ** (1 / n), rel=1e-12)
-    ref = binomtest(k, n).proportion_ci(0.95, method="exact")
-    assert (lo, hi) == pytest.approx((ref.low, ref.high), rel=1e-10, abs=1e-14)
+    else:
+        assert binom.cdf(k, n, hi) == pytest.approx(0.025, rel=1e-8)
 
 
 def test_acceptance_table_states_the_rate_its_interval_and_the_proposals(tmp_path) -> None:
