@@ -87,7 +87,10 @@ at least one star per site         0.862 / 0.857      0.902 / 0.857      0.935 /
 
 Half the models (117) have ``n = 2``: there a tenth of ``T`` is ``q / 5`` queries, at most a
 tenth of an entry's pairs is ever seen (docs/theory.md, "Searching Definition 2 at a budget"):
-at 10% the search reaches 0.150 of their entries, uniform queries 0.172. By family at 10% (entries / rho): Ising
+at 10% the search reaches 0.150 of their entries, uniform queries 0.172. On the 21 random tables
+with ``n = 2`` no method can do much (statement 4 there, :mod:`glauber.theory.search_ceiling`):
+any method reaches ``rho`` on at most 0.887 of the 182 models with ``rho(c) > 0`` in
+expectation, and on 0.90 of them with probability at most 0.012. By family at 10% (entries / rho): Ising
 0.954 / 0.800, Curie–Weiss 0.893 / 0.750, asymmetric Ising 0.912 / 0.680, clock 0.890 /
 0.500, Potts 0.815 / 0.312, restricted 0.299 / 0.211, planted 0.146 / 0, random table 0.081 / 0,
 random joint 0.040 / 0.
