@@ -263,13 +263,7 @@ def spectral_claims(estimate: SpectralEstimate, log_pi_min: float, eps: float,
     """
     claims = []
     if estimate.gap_upper is not None and estimate.reversible:
-        t_rel = 1.0 / max(estimate.gap_upper, 1e-300)
-        low = max(math.ceil((t_rel - 1.0) * math.log(1.0 / (2.0 * eps)) * (1 - 4 * _U)), 0)
-        claims.append(_claim(
-            "lower", "spectral", low, True, subject,
-            "t_mix(eps) >= (t_rel - 1) log(1/(2 eps)) (LPW Theorem 12.5, reversible)",
-            f"t_rel >= 1/{estimate.gap_upper:.6g} from the {estimate.method} gap's rigorous "
-            "upper bound", gap_upper=estimate.gap_upper))
+        claims.append(spectral_lower_claim(estimate.gap_upper, estimate.method, eps, subject))
     if estimate.gap_lower is not None and estimate.gap_lower > 0 and estimate.reversible:
         up = math.ceil((-math.log(eps) - log_pi_min) / estimate.gap_lower * (1 + 4 * _U))
         claims.append(_claim(
@@ -280,6 +274,22 @@ def spectral_claims(estimate: SpectralEstimate, log_pi_min: float, eps: float,
             "(see glauber.exact.krylov)", gap_lower=estimate.gap_lower,
             log_pi_min=log_pi_min))
     return claims
+
+
+def spectral_lower_claim(gap_upper: float, method: str, eps: float, subject: str) -> Claim:
+    """LPW Theorem 12.5 from a rigorous upper bound on the gap of a reversible chain:
+    ``t_mix(eps) >= ceil((1/gap_upper - 1) log(1/(2 eps)))`` (rounded down by ``4u``), rigorous.
+
+    ``gap_upper`` may come from a :class:`~glauber.exact.krylov.SpectralEstimate` or from a
+    :class:`~glauber.errors.GapBelowFloorError` (a gap proved below the eigensolver's floor).
+    """
+    t_rel = 1.0 / max(gap_upper, 1e-300)
+    low = max(math.ceil((t_rel - 1.0) * math.log(1.0 / (2.0 * eps)) * (1 - 4 * _U)), 0)
+    return _claim(
+        "lower", "spectral", low, True, subject,
+        "t_mix(eps) >= (t_rel - 1) log(1/(2 eps)) (LPW Theorem 12.5, reversible)",
+        f"t_rel >= 1/{gap_upper:.6g} from the {method} gap's rigorous upper bound",
+        gap_upper=gap_upper)
 
 
 def coupling_claims(traj: CouplingTrajectory, eps: float, subject: str,
@@ -359,6 +369,7 @@ __all__ = [
     "monotone_bracket",
     "monotonicity_defect",
     "spectral_claims",
+    "spectral_lower_claim",
     "token_sums",
     "unavailable_claim",
 ]

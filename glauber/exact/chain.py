@@ -34,6 +34,7 @@ from glauber.core.validation import check_eps, check_positive_int, check_tau
 from glauber.errors import (
     BracketOnlyError,
     EstimateOnlyError,
+    GapBelowFloorError,
     GlauberError,
     InvalidKernelError,
     InvalidParameterError,
@@ -786,6 +787,9 @@ class ExactChain:
             if self.is_reversible():
                 try:
                     estimate = self.spectral_estimate("auto" if dense else "lanczos")
+                except GapBelowFloorError as exc:  # the gap is proved tiny: t_mix is large
+                    claims.append(brackets.spectral_lower_claim(exc.gap_upper, "lanczos", eps,
+                                                                subject))
                 except PrecisionError as exc:
                     claims.append(brackets.unavailable_claim(subject, str(exc)))
                 else:

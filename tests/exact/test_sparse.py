@@ -194,3 +194,17 @@ def test_a_gap_lanczos_proves_below_its_floor_carries_a_true_upper_bound():
         chain.absolute_spectral_gap()
     assert exact <= caught.value.gap_upper < LANCZOS_GAP_FLOOR
     assert caught.value.gap_upper == pytest.approx(exact, rel=0.01)
+
+
+def test_a_gap_below_the_floor_still_bounds_t_mix_from_below():
+    # Ising on the 13-cycle at beta = 5: the gap (1 - tanh 10) / 13 = 3.17e-10 (LPW Theorem
+    # 15.5) is below Lanczos' floor, and its rigorous gap_upper still gives LPW Theorem 12.5's
+    # lower bound, which must lie below the one the closed-form gap gives.
+    from glauber.toy_models.specs import parse_toy_spec
+
+    chain = ExactChain(parse_toy_spec("ising-cycle:n=13,J=1.0"), 0.2)
+    bracket = chain.mixing_bracket(0.25, max_steps=100, method="sparse")
+    spectral = [c for c in bracket.claims if c.details["source"] == "spectral"]
+    assert spectral and spectral[0].rigorous
+    closed_form = (13 / (1 - math.tanh(10.0)) - 1) * math.log(2.0)
+    assert 0.99 * closed_form <= bracket.lower <= closed_form
