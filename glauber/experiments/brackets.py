@@ -46,6 +46,7 @@ from glauber.estimators.influence_search import search_influence_sweep
 from glauber.estimators.influence_upper import UpperBoundSource
 from glauber.estimators.score_cache import MemoisedModel
 from glauber.estimators.witnesses import reduced_precision
+from glauber.experiments.common import markdown_table
 from glauber.experiments.compare import _fmt as _f
 
 #: Full chains: entry -> (model, shipped context).
@@ -242,30 +243,31 @@ def render(folder: Path) -> str:
             "head's weights, `layernorm-head`; lower bound: the search over the grid with the "
             "budget shown, witnesses re-evaluated at every temperature):",
             "",
-            "| model / chain | n | tau_no_cert | tau_cert | ratio | Delta bound (every pair) | "
-            "lower side: rows, s | upper side: s | sqrt(n) Delta / 4 (below: no weight-only "
-            "argument, heuristic) |",
-            "|---|---|---|---|---|---|---|---|---|",
         ]
         loads = sorted({d.get("load_average", "") for d in full} - {""})
         if loads:
-            note = f"Times: wall-clock on a shared machine, load average {'; '.join(loads)}."
-            lines[-2:-2] = [note, ""]
+            lines += [f"Times: wall-clock on a shared machine, load average {'; '.join(loads)}.",
+                      ""]
+        rows = []
         for d in full:
             b = d["bracket"]
-            lines.append(
-                f"| {d['model']} / {d['context']} | {d['n']} | {_f(b['tau_no_cert'], 4)} | "
-                f"{_cert(b)} | {_f(b['ratio'])} | {_f(b['upper_Delta_max'], 4)} | "
-                f"{b['lower_rows']}, {_f(b['lower_seconds'])} | {_f(b['upper_seconds'])} | "
-                f"{_f(math.sqrt(d['n']) * b['upper_Delta_max'] / 4, 3)} |"
-            )
+            rows.append((f"{d['model']} / {d['context']}", d["n"], _f(b["tau_no_cert"], 4),
+                         _cert(b), _f(b["ratio"]), _f(b["upper_Delta_max"], 4),
+                         f"{b['lower_rows']}, {_f(b['lower_seconds'])}",
+                         _f(b["upper_seconds"]),
+                         _f(math.sqrt(d["n"]) * b["upper_Delta_max"] / 4, 3)))
+        lines.append(markdown_table(
+            ("model / chain", "n", "tau_no_cert", "tau_cert", "ratio", "Delta bound (every pair)",
+             "lower side: rows, s", "upper side: s",
+             "sqrt(n) Delta / 4 (below: no weight-only argument, heuristic)"),
+            rows).rstrip("\n"))
         lines += ["", "Spectral radius of c(tau) by temperature (full chains): searched (realised, "
-                  "rounding-safe lower bound) and the proved upper bound:", "",
-                  "| model / chain | " + " | ".join(f"tau = {r['tau']:g}" for r in full[0]["rows"])
-                  + " |", "|---|" + "---|" * len(full[0]["rows"])]
-        for d in full:
-            lines.append(f"| {d['model']} / {d['context']} | " + " | ".join(
-                f"{_f(r['rho_lower'])} – {_f(r['rho_upper'])}" for r in d["rows"]) + " |")
+                  "rounding-safe lower bound) and the proved upper bound:", ""]
+        lines.append(markdown_table(
+            ("model / chain", *(f"tau = {r['tau']:g}" for r in full[0]["rows"])),
+            [(f"{d['model']} / {d['context']}",
+              *(f"{_f(r['rho_lower'])} – {_f(r['rho_upper'])}" for r in d["rows"]))
+             for d in full]).rstrip("\n"))
         lines.append("")
     if wins:
         lines += [
@@ -275,29 +277,27 @@ def render(folder: Path) -> str:
             "from the head alone; exact: the table, rounding-safe; searched: realised, on "
             f"the table, {wins[0]['budget']} rows over the grid) and the largest entry of C.",
             "",
-            "| window | tau | ρ weights | ρ exact | ρ searched | max C weights | max C exact | "
-            "max C searched | proved t_mix (weights / exact) |",
-            "|---|---|---|---|---|---|---|---|---|",
         ]
-        for d in wins:
-            for r in d["rows"]:
-                lines.append(
-                    f"| {d['model']} / {d['context']} {d['sites']} | {r['tau']:g} | "
-                    f"{_f(r['rho_weights'])} | {_f(r['rho_exact'])} | {_f(r['rho_search'])} | "
-                    f"{_f(r['C_weights_max'])} | {_f(r['C_exact_max'])} | "
-                    f"{_f(r['C_search_max'])} | {_f(r['tmix_weights'])} / "
-                    f"{_f(r['tmix_exact_bound'])} |")
-        lines += ["", "Brackets of the windows (lower side exact unless marked):", "",
-                  "| window | tau_no_cert (exact) | tau_no_cert (searched) | tau_cert (exact) | "
-                  "tau_cert (weights) | ratio (exact) | ratio (weights / exact lower) |",
-                  "|---|---|---|---|---|---|---|"]
+        lines.append(markdown_table(
+            ("window", "tau", "ρ weights", "ρ exact", "ρ searched", "max C weights",
+             "max C exact", "max C searched", "proved t_mix (weights / exact)"),
+            [(f"{d['model']} / {d['context']} {d['sites']}", f"{r['tau']:g}",
+              _f(r["rho_weights"]), _f(r["rho_exact"]), _f(r["rho_search"]),
+              _f(r["C_weights_max"]), _f(r["C_exact_max"]), _f(r["C_search_max"]),
+              f"{_f(r['tmix_weights'])} / {_f(r['tmix_exact_bound'])}")
+             for d in wins for r in d["rows"]]).rstrip("\n"))
+        lines += ["", "Brackets of the windows (lower side exact unless marked):", ""]
+        rows = []
         for d in wins:
             b = d["brackets"]
-            lines.append(
-                f"| {d['model']} / {d['context']} {d['sites']} | "
-                f"{_f(b['exact']['tau_no_cert'], 4)} | {_f(b['search']['tau_no_cert'], 4)} | "
-                f"{_cert(b['exact'])} | {_cert(b['weights'])} | "
-                f"{_f(b['exact']['ratio'])} | {_f(b['weights']['ratio'])} |")
+            rows.append((f"{d['model']} / {d['context']} {d['sites']}",
+                         _f(b["exact"]["tau_no_cert"], 4), _f(b["search"]["tau_no_cert"], 4),
+                         _cert(b["exact"]), _cert(b["weights"]), _f(b["exact"]["ratio"]),
+                         _f(b["weights"]["ratio"])))
+        lines.append(markdown_table(
+            ("window", "tau_no_cert (exact)", "tau_no_cert (searched)", "tau_cert (exact)",
+             "tau_cert (weights)", "ratio (exact)", "ratio (weights / exact lower)"),
+            rows).rstrip("\n"))
         lines.append("")
     lines.append(_narrowing(full))
     return "\n".join(lines).rstrip("\n") + "\n"

@@ -47,7 +47,7 @@ from glauber.estimators.diagnostics import (
 )
 from glauber.estimators.sampler import glauber_chains
 from glauber.exact.chain import ExactChain
-from glauber.experiments.common import get_model
+from glauber.experiments.common import get_model, markdown_table
 from glauber.experiments.trajectory import pca_projection
 from glauber.experiments.trajectory_diagnostics import dispersed_starts, site_labels
 
@@ -224,17 +224,15 @@ def convergence_markdown(folder: Path = DATA) -> str:
         f"{FALSE_MARGIN} above the floor. Starts: *dispersed* (the context or a first state, "
         "then uniform random states), *one-basin* (every chain at the stationary mode).",
         "",
-        "| chain | tau | start | states | exact t_mix | declared | TV at declared | floor | "
-        "early | false | max R-hat at end (steps) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for r in rows:
-        out.append(
-            f"| {r['model']} | {r['tau']:g} | {r['start']} | {r['states']:,} | "
-            f"{r['tmix']:,} | {_g(r['declared_step'])} | {_g(r['tv_at_declared'])} | "
-            f"{_g(r['tv_floor'])} | {'**yes**' if r['early'] else ''} | "
-            f"{'**yes**' if r['false'] else ''} | {_g(r['rhat_final'], 4)} "
-            f"({r['steps']:,}) |")
+    out.append(markdown_table(
+        ("chain", "tau", "start", "states", "exact t_mix", "declared", "TV at declared", "floor",
+         "early", "false", "max R-hat at end (steps)"),
+        [(r["model"], f"{r['tau']:g}", r["start"], f"{r['states']:,}", f"{r['tmix']:,}",
+          _g(r["declared_step"]), _g(r["tv_at_declared"]), _g(r["tv_floor"]),
+          "**yes**" if r["early"] else "", "**yes**" if r["false"] else "",
+          f"{_g(r['rhat_final'], 4)} ({r['steps']:,})")
+         for r in rows]).rstrip("\n"))
     out += ["", summary_paragraph(rows), "",
             "Data: `docs/data/convergence/rows.json` "
             f"(`glauber.experiments.convergence_study.section_data`); refresh: `{COMMAND}` "

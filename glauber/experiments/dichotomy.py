@@ -43,6 +43,7 @@ from glauber.core.io import write_json_atomic
 from glauber.errors import GlauberError
 from glauber.exact.chain import ExactChain
 from glauber.exact.symmetry import OrbitChain
+from glauber.experiments.common import markdown_table
 from glauber.theory.contraction import certify_contraction
 from glauber.theory.escape import theorem8_tmix_lower_bound
 
@@ -226,10 +227,7 @@ def dichotomy_markdown(cells: Sequence[dict], figure: str | None, command: str) 
         if not rows:
             continue
         out.append(f"### {family}\n")
-        out.append("| n | states | " + " | ".join(
-            f"τ = {tau:g} ({role}): t_mix · gap · Thm 5 · Thm 8"
-            for tau, role in zip(taus, roles)) + " |")
-        out.append("|---|---|" + "---|" * len(taus))
+        table = []
         for n in sizes:
             line = [str(n), str(build_states(family, n))]
             for tau in taus:
@@ -237,7 +235,11 @@ def dichotomy_markdown(cells: Sequence[dict], figure: str | None, command: str) 
                 line.append("–" if c is None else
                             f"{_tmix_text(c)} · {_fmt(c.get('gap'))} · "
                             f"{_fmt(c.get('thm5_bound'))} · {_fmt(c.get('thm8_lower'))}")
-            out.append("| " + " | ".join(line) + " |")
+            table.append(line)
+        out.append(markdown_table(
+            ("n", "states", *(f"τ = {tau:g} ({role}): t_mix · gap · Thm 5 · Thm 8"
+                              for tau, role in zip(taus, roles))),
+            table).rstrip("\n"))
         fit_lines = []
         for tau in taus:
             f = fits([c for c in rows if c["tau"] == tau])

@@ -22,7 +22,7 @@ from glauber.core.io import write_json_atomic
 from glauber.errors import InvalidParameterError, StateSpaceTooLargeError
 from glauber.exact.chain import ExactChain
 from glauber.exact.joints import JOINTS, joints
-from glauber.experiments.common import get_model, parse_floats, state_text
+from glauber.experiments.common import get_model, markdown_table, parse_floats, state_text
 
 #: What each joint is, for the tables' legend.
 LEGEND = {
@@ -190,21 +190,22 @@ def joints_markdown(folder: Path = DATA) -> str:
         "Torroba Hennigen and Kim (their `all_kls_fwd`). **TV to Glauber** is the total "
         "variation distance of each joint from the law Gibbs sampling samples.",
         "",
-        "| window or toy | tau | bound | mean \\|δ\\|: glauber / mrf / pll / hcb / ag | "
-        "KL(p‖q): glauber / mrf / pll / hcb / ag | TV to Glauber: mrf / pll / hcb / ag | "
-        "closest to Glauber |",
-        "|---|---|---|---|---|---|---|",
     ]
+    table = []
     for d in data:
         for row in d["rows"]:
             tv = {tuple(p): row["tv"][k] for k, p in enumerate(row["pairs"])}
             to_g = [tv[("glauber", j)] for j in JOINTS[1:]]
             close = JOINTS[1 + int(np.argmin(to_g))]
-            out.append(
-                f"| {d['label']} | {row['tau']:g} | {_g(row['rectangle_bound'])} | "
-                + " / ".join(_g(v) for v in row["mean_abs_delta"]) + " | "
-                + " / ".join(_g(v) for v in row["kl_model_joint"]) + " | "
-                + " / ".join(_g(v) for v in to_g) + f" | {close} |")
+            table.append((d["label"], f"{row['tau']:g}", _g(row["rectangle_bound"]),
+                          " / ".join(_g(v) for v in row["mean_abs_delta"]),
+                          " / ".join(_g(v) for v in row["kl_model_joint"]),
+                          " / ".join(_g(v) for v in to_g), close))
+    out.append(markdown_table(
+        ("window or toy", "tau", "bound", "mean \\|δ\\|: glauber / mrf / pll / hcb / ag",
+         "KL(p‖q): glauber / mrf / pll / hcb / ag", "TV to Glauber: mrf / pll / hcb / ag",
+         "closest to Glauber"),
+        table).rstrip("\n"))
     notes = [f"{d['label']} at tau = {row['tau']:g}: {note}" for d in data for row in d["rows"]
              for note in row["notes"]]
     if notes:

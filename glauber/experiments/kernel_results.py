@@ -30,6 +30,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from glauber.core.io import write_json_atomic
+from glauber.experiments.common import markdown_table
 
 #: Kernels and temperatures of the exact table.
 KERNELS = ("random", "sweep", "shuffled", "mh:pll", "mh:logits")
@@ -153,18 +154,16 @@ def exact_markdown(items: Sequence[dict]) -> str:
     for item in items:
         head = f"**{item['label']}** ({item['states']:,} states"
         head += f"; score table {item['table_seconds']:g} s)" if item["kind"] == "mlm" else ")"
-        out += [head + "\n",
-                "| kernel | tau | t_mix | gap | mode (mass) | TV to random scan | "
-                "TV to PLL target | TV to logits target | MH acceptance |",
-                "|---|---|---|---|---|---|---|---|---|"]
+        rows = []
         for r in item["rows"]:
             mode = r["mode_text"] if item["kind"] == "mlm" else ",".join(map(str, r["mode_state"]))
-            out.append(
-                f"| {r['kernel']} | {r['tau']:g} | {_tmix(r)} | {_g(r['absolute_gap'])} | "
-                f"{mode} ({_g(r['mode_mass'])}) | {_g(r['tv_to_random_scan'])} | "
-                f"{_g(r['tv_to_pll_target'])} | {_g(r['tv_to_logits_target'])} | "
-                f"{_g(r['acceptance'])} |")
-        out.append("")
+            rows.append((r["kernel"], f"{r['tau']:g}", _tmix(r), _g(r["absolute_gap"]),
+                         f"{mode} ({_g(r['mode_mass'])})", _g(r["tv_to_random_scan"]),
+                         _g(r["tv_to_pll_target"]), _g(r["tv_to_logits_target"]),
+                         _g(r["acceptance"])))
+        out += [head + "\n", markdown_table(
+            ("kernel", "tau", "t_mix", "gap", "mode (mass)", "TV to random scan",
+             "TV to PLL target", "TV to logits target", "MH acceptance"), rows)]
     return "\n".join(out)
 
 
@@ -185,16 +184,17 @@ def clopper_pearson(accepted: int, proposed: int, level: float = 0.95) -> tuple[
 
 def acceptance_markdown(items: Sequence[dict]) -> str:
     """The acceptance table: overall rate with its exact 95% interval, moves, per-site spread."""
-    lines = ["| model / chain | n | kernel | acceptance [95% interval] | moved | "
-             "per-site quartiles | proposals |", "|---|---|---|---|---|---|---|"]
+    rows = []
     for item in items:
         for kernel in ("mh:pll", "mh:logits"):
             a = item[kernel]
             q = ", ".join(f"{v:.2f}" for v in a["site_rate_quartiles"])
             lo, hi = clopper_pearson(round(a["overall"] * a["proposed"]), a["proposed"])
-            lines.append(f"| {item['label']} | {item['n']} | {kernel} | {a['overall']:.3f} "
-                         f"[{lo:.2f}, {hi:.2f}] | {a['moved']:.3f} | {q} | {a['proposed']} |")
-    return "\n".join(lines) + "\n"
+            rows.append((item["label"], item["n"], kernel,
+                         f"{a['overall']:.3f} [{lo:.2f}, {hi:.2f}]", f"{a['moved']:.3f}", q,
+                         a["proposed"]))
+    return markdown_table(("model / chain", "n", "kernel", "acceptance [95% interval]", "moved",
+                           "per-site quartiles", "proposals"), rows)
 
 
 def render(folder: Path) -> str:

@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 from glauber.core.io import write_json_atomic
 from glauber.errors import InvalidParameterError
+from glauber.experiments.common import markdown_table
 
 #: The data file of the section (in its folder under docs/data/).
 DATA = "section.json"
@@ -38,20 +39,13 @@ REFRESHED = {"exact rho(C)": "spectral_radius", "searched rho(C)": "search_spect
              "exact t_mix(1/4)": "exact_tmix"}
 
 
-def _table(block: dict) -> str:
-    lines = ["| " + " | ".join(block["header"]) + " |",
-             "|" + "---|" * len(block["header"])]
-    lines += ["| " + " | ".join(row) + " |" for row in block["rows"]]
-    return "\n".join(lines) + "\n"
-
-
 def render(folder: Path) -> str:
     """The Markdown of the section (below its heading) from ``folder/section.json``."""
     data = json.loads((folder / DATA).read_text(encoding="utf-8"))
     parts = []
     for block in data["blocks"]:
         if "table" in block:
-            parts.append(_table(block))
+            parts.append(markdown_table(block["header"], block["rows"]))
         elif "code" in block:
             parts.append(f"```\n{block['code']}\n```\n")
         else:
