@@ -93,3 +93,24 @@ def test_benchmark_runs_and_respects_its_bounds(monkeypatch):
     for r in res["rows"]:
         assert 0.0 <= r["measured"] <= 1.0
     assert {"all", "family ising", "n >= 3"} <= set(res["summary"][0.1])
+
+
+def test_any_method_ceiling_counts_the_bounded_models_only():
+    # Three models with rho(c) > 0, two of them bounded (statement 4): the expected ceiling
+    # counts the unbounded one as reached, and p_target is the tail of independent successes,
+    # checked against enumerating every success pattern.
+    def model(rho_exact, ceiling=None, entries=2):
+        b = {"search": {"entries": entries}}
+        if ceiling is not None:
+            b["ceiling"] = {"entries": [ceiling[0]] * entries, "rho": ceiling[1]}
+        return {"rho_exact": rho_exact, "budgets": {0.1: b}}
+
+    models = [model(0.5), model(0.3, (0.2, 0.1)), model(0.4, (0.6, 0.5))]
+    out = bench.ceiling(models, models, entries=6, fraction=0.1)
+    assert out["models"] == 2
+    assert out["entry_fraction"] == pytest.approx(1 - (2 * 0.8 + 2 * 0.4) / 6)
+    assert out["rho_fraction"] == pytest.approx(1 - (0.9 + 0.5) / 3)
+    need = int(np.ceil(bench.TARGET * 3 - 1e-9)) - 1  # successes the bounded two must give
+    brute = sum(np.prod([p if s else 1 - p for p, s in zip((0.1, 0.5), pattern)])
+                for pattern in itertools.product((0, 1), repeat=2) if sum(pattern) >= need)
+    assert out["p_target"] == pytest.approx(brute)
