@@ -1328,6 +1328,11 @@ def search_influence_sweep(
     ``rho_lower >= 1`` is not reached (the frontier); the temperatures after it only read the
     memo (no query). The whole budget then goes where the threshold is decided.
 
+    At the end every temperature re-reads the whole memo (no query): a search that stopped
+    early (``rho_lower >= 1`` reached) gets the pairs the later ones asked, so its entries can
+    only grow; where the sweep asked every query of a tabulation, every temperature's ``C`` is
+    the exact one.
+
     Parameters
     ----------
     model : ConditionalModel
@@ -1385,7 +1390,22 @@ def search_influence_sweep(
         spent += res.queries
         results.append(res)
         frontier = frontier or not res.no_certificate
-    return results
+    return _reread(cache, results)
+
+
+def _reread(cache: ScoreCache, results: list[InfluenceSearchResult]
+            ) -> list[InfluenceSearchResult]:
+    """Each result of a sweep re-read from the sweep's whole memo: scores are tau-free, so the
+    queries asked at later temperatures realise pairs at the earlier ones too (no query is
+    asked; each entry is the best of a superset of the pairs it was the best of, so it can only
+    grow, and its witness stays a pair of answered queries)."""
+    out = []
+    for res in results:
+        best_c, best_d = _Best(cache.n), _Best(cache.n)
+        _harvest_cache(cache, res.tau, best_c, best_d)
+        out.append(_result(res.tau, best_c, best_d, cache, res.queries, res.budget, res.target,
+                           res.rounds, res.local_searches))
+    return out
 
 
 __all__ = ["TARGETS", "InfluenceSearchResult", "check_budget", "search_influence",

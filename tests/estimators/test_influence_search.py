@@ -517,3 +517,19 @@ def test_block_scan_on_a_large_chain_is_realised_and_rechecks():
     assert report.ok and report.n_witnesses == len(res.witnesses) > 0
     again = search_influence(model, 1.0, budget=600, starts=start, seed=3, target="rho")
     assert again.to_dict() == res.to_dict()
+
+
+def test_a_sweep_that_asks_a_whole_tabulation_reports_the_exact_c_at_every_temperature():
+    # Scores are tau-free: once the sweep has asked every one of the n q^(n-1) queries (its
+    # frontier temperature spends what is left), each temperature re-reads the whole memo and
+    # its C is Definition 2's, also at the low temperatures whose searches stopped early on
+    # rho_lower >= 1 (docs/theory.md, "Searching Definition 2 at a budget").
+    model = PottsModel(nx.cycle_graph(4), 3, coupling=1.2,
+                       field=0.5 * np.random.default_rng(4).standard_normal((4, 3)))
+    taus = [0.3, 0.6, 1.2, 5.0]
+    sweep = search_influence_sweep(model, taus, budget=table_queries(4, 3), seed=0)
+    assert sweep[0].no_certificate and not sweep[-1].no_certificate
+    assert sum(r.queries for r in sweep) == table_queries(4, 3)
+    for res in sweep:
+        np.testing.assert_allclose(res.C, ExactChain(model, res.tau).influence_matrix(),
+                                   rtol=0, atol=1e-12)
