@@ -108,7 +108,8 @@ def render_page(docs: Path) -> str:
     """The Markdown of docs/results.md from the data under ``docs/data/``."""
     seconds = runs.regeneration_time(docs / "data" / "protocols")
     took = "" if seconds is None else (
-        f"The whole regeneration took {seconds / 60:.1f} minutes on this machine.\n")
+        f"The experiments of the Runs section took {seconds / 60:.1f} minutes on this machine; "
+        "the whole page from empty data folders takes much longer (see `scripts/results.sh`).\n")
     page = f"{TITLE}\n\n{INTRO}\n{took}"
     for s in SECTIONS:
         page += f"\n## {s.title}\n\n" + s.render(docs / "data" / s.data).rstrip("\n") + "\n"
