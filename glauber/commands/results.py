@@ -31,7 +31,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--rerun", metavar="SECTION", action="append", default=[],
                         help="rerun this section's experiments before rendering (repeatable; "
                         "'all' reruns every section; it resumes the cells already in data/ "
-                        "and in --work, and from empty folders takes about 5-6 hours on 2 "
+                        "and in --work, and from empty folders takes about 2.5 hours on 2 "
                         "cores)")
     parser.add_argument("--work", default="build/results",
                         help="folder of the runs' full outputs, which a rerun resumes "
