@@ -98,24 +98,24 @@ def independent_set_counts(adjacent: ArrayLike, size: int) -> list[int]:
     def poly(mask: int) -> list[int]:
         if mask in memo:
             return memo[mask]
-        isolated, best, best_degree = 0, -1, 0
+        isolated, best, best_degree = 0, -1, 0  # isolated: the mask of degree-0 vertices
         rest = mask
         while rest:
             v = (rest & -rest).bit_length() - 1
             rest &= rest - 1
             degree = (neighbours[v] & mask).bit_count()
             if degree == 0:
-                isolated += 1
+                isolated |= 1 << v
             elif degree > best_degree:
                 best, best_degree = v, degree
-        free = [math.comb(isolated, k) for k in range(min(isolated, size) + 1)]
+        k_free = isolated.bit_count()
+        free = [math.comb(k_free, k) for k in range(min(k_free, size) + 1)]
         if best < 0:
             out = free
         else:
-            core = mask & ~sum(1 << v for v in range(N) if (mask >> v) & 1
-                               and not neighbours[v] & mask)
-            without = poly(core & ~(1 << best))
-            with_v = poly(core & ~(1 << best) & ~neighbours[best])
+            rest = mask & ~isolated & ~(1 << best)
+            without = poly(rest)
+            with_v = poly(rest & ~neighbours[best])
             inner = [0] * (size + 1)
             for k, c in enumerate(without[: size + 1]):
                 inner[k] += c
