@@ -90,6 +90,10 @@ def test_two_state_crossing_times_closed_form(p: float, q: float) -> None:
         assert crossing_times(P, pi, eps).tolist() == expected
 
 
+#: Most dense powers the reference of the many-blocks test steps before it gives up on a draw.
+REFERENCE_STEPS = 20_000
+
+
 @given(
     P=transition_matrices(max_states=30, spread=(0.0, 16.0), patterns=("dense",)),
     eps=st.floats(0.01, 0.9),
@@ -108,7 +112,9 @@ def test_crossing_times_match_dense_powers_with_many_blocks(
         history.extend(d)
         expected[(expected < 0) & (d <= eps)] = t
         power, t = power @ P, t + 1
-        assert t < 5000
+        # the reference steps dense powers one at a time: a chain slower than this (e.g. two
+        # states with switching probabilities ~4e-4) is not compared, rather than failing here
+        assume(t < REFERENCE_STEPS)
     assume(all(abs(h - eps) > 1e-9 for h in history))
     for backend in ("numpy", "torch"):
         got = crossing_times(sp.csr_matrix(P), pi, eps, backend, "cpu", block_bytes=16 * S * width)
