@@ -91,7 +91,7 @@ def influence_rows(run: StageRun) -> int:
 # ---------------------------------------------------------------------------------- margins
 def margins_stage(run: StageRun) -> dict[str, Any]:
     """Margins of the states (Theorem 8 on each perfect trap) and Theorem 8 on the basin."""
-    marg = margins(run.model, run.states, tau=run.tau, batch_size=run.batch_size)
+    marg = margins(at_states(run), run.states, tau=run.tau, batch_size=run.batch_size)
     return {"margins": marg, "basin": None if run.basin is None else _basin(run)}
 
 
@@ -107,14 +107,31 @@ def _basin(run: StageRun) -> Any:
         )
     if exhaustive and inside.shape[0] == pool.shape[0]:
         raise BasinError("the basin is the whole state space; Theorem 8 needs a proper subset")
-    return margins(run.model, inside, tau=run.tau, basin=run.basin, batch_size=run.batch_size,
-                   basin_complete=exhaustive)
+    return margins(at_states(run), inside, tau=run.tau, basin=run.basin,
+                   batch_size=run.batch_size, basin_complete=exhaustive)
 
 
 def margins_rows(run: StageRun) -> int:
     n, q, count = run.model.n, run.model.q, run.states.shape[0]
     basin = 0 if run.basin is None else (q**n if run.settings.exhaustive else count)
     return (count + basin) * n
+
+
+def at_states(run: StageRun) -> Any:
+    """The model the ``margins`` and ``drift`` stages read every site's conditional at the
+    states from: one query memo for the two (``run.states_memo``), so drift re-reads the rows
+    margins asked (and the basin's, a subset of the states), asking the model nothing again.
+    The model itself when every query is a lookup (the exact chain's score table) or the run is
+    exhaustive (its band and basin states would only be held twice)."""
+    if not _memoises_states(run):
+        return run.model
+    if run.states_memo is None:
+        run.states_memo = MemoisedModel(run.model, run.batch_size)
+    return run.states_memo
+
+
+def _memoises_states(run: StageRun) -> bool:
+    return not (run.exact or run.settings.exhaustive)
 
 
 # ------------------------------------------------------------------------------------ exact
@@ -150,7 +167,7 @@ def drift_stage(run: StageRun) -> dict[str, Any]:
     token, a, b = drift_band(xs, run.model.q)
     kw = dict(band=(a, b), T=s.horizon, batch_size=batch)
     if not s.exhaustive:
-        at_given = drift(run.model, xs, token, run.tau, **kw)
+        at_given = drift(at_states(run), xs, token, run.tau, **kw)
         return {"drift": at_given, "drift_band": at_given}
     every = all_states(run.model.n, run.model.q, run.max_states)
     level = (every == token).sum(axis=1)
@@ -164,7 +181,7 @@ def drift_stage(run: StageRun) -> dict[str, Any]:
 
 def drift_rows(run: StageRun) -> int:
     n, q, xs = run.model.n, run.model.q, run.states
-    rows = xs.shape[0] * n
+    rows = 0 if _memoises_states(run) else xs.shape[0] * n  # margins asked them
     if run.settings.exhaustive:  # plus every state with a < count < b: C(n, c) (q - 1)^(n - c)
         _, a, b = drift_band(xs, q)
         rows += n * sum(math.comb(n, c) * (q - 1) ** (n - c) for c in range(int(a) + 1, int(b)))

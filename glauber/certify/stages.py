@@ -95,6 +95,9 @@ class StageRun:
     memo : MemoisedModel or None
         The query memo the influence stage asked through, when a later stage re-reads its
         rows (the ``bracket`` stage re-evaluates the search's witnesses at other temperatures).
+    states_memo : MemoisedModel or None
+        The query memo the ``margins`` and ``drift`` stages share (:func:`~glauber.certify.runs.
+        at_states`): both read every site's conditional at the states, so drift asks nothing.
     results : dict
         Every field filled so far, by name (a stage reads the earlier ones here).
     """
@@ -112,6 +115,7 @@ class StageRun:
     device: str
     chain: ExactChain | None = None
     memo: MemoisedModel | None = None
+    states_memo: MemoisedModel | None = None
     results: dict[str, Any] = field(default_factory=dict)
     states_source: str = "given"
 

@@ -380,3 +380,38 @@ def test_antiberty_small_budget_shows_incompatibility():
         cert.influence.contraction.spectral_radius >= 1.0)
     assert cert.model == "antiberty" and cert.q == 20 and cert.labels[0] == "A"
     assert Certificate.from_json(cert.to_json()) == cert
+
+
+def test_margins_and_drift_share_their_rows():
+    """Margins and drift read every site's conditional at the same states: through one memo,
+    drift asks the model nothing, margins asks each distinct query once (two states that differ
+    at one site share that site's query), and both equal their estimators on the model."""
+    from glauber.certify.runs import drift_band
+    from glauber.estimators import drift, margins
+
+    model = AsymmetricIsingModel.random(6, rng=1)
+    states = np.array([[0, 1, 0, 1, 1, 0], [0, 1, 0, 1, 1, 1], [1, 1, 0, 0, 1, 0]])
+    asked: list[tuple[str, bytes]] = []
+    stage = ["setup"]
+    plain = model.scores
+
+    def scores(xs, sites):
+        xs, sites = np.array(xs), np.broadcast_to(sites, (len(xs),))
+        for x, i in zip(xs, sites):
+            key = x.copy()
+            key[i] = 0  # the token at the queried site is ignored: not part of the query
+            asked.append((stage[0], bytes([i, *key])))
+        return plain(xs, sites)
+
+    model.scores = scores
+    cert = certify(model, 0.8, states, exhaustive=False, exact=False,
+                   progress=lambda name, done, total: stage.__setitem__(0, name), **SMALL)
+    by_stage = {name: [k for s, k in asked if s == name] for name in ("margins", "drift")}
+    assert by_stage["drift"] == []
+    assert sorted(by_stage["margins"]) == sorted(set(by_stage["margins"]))
+    assert len(by_stage["margins"]) == 3 * 6 - 1  # states 0 and 1 share site 5's query
+    model.scores = plain
+    assert cert.margins.to_dict() == margins(model, states, tau=0.8).to_dict()
+    token, a, b = drift_band(states, model.q)
+    assert cert.drift.to_dict() == drift(model, states, token, 0.8, band=(a, b),
+                                         T=cert.settings.horizon).to_dict()
