@@ -462,9 +462,9 @@ class ExactChain:
         """Stationary distribution with its diagnostics (residual, clipped mass, method used).
 
         ``solution.method`` reports what ran: ``"gth"`` (dense, ``"auto"`` up to 4096 states),
-        ``"joint"`` (the model's exact log-joint, verified by detailed balance:
-        :func:`glauber.exact.sparse.joint_stationary`; ``"auto"`` above 4096 states when the
-        model has one), ``"sparse"`` or ``"iterative"`` (normwise accurate solves,
+        ``"joint"`` (the law in closed form, verified by detailed balance: the model's exact
+        log-joint, :func:`glauber.exact.sparse.joint_stationary`, or a Metropolis-Hastings
+        random scan's target; ``"auto"`` above 4096 states when there is one), ``"sparse"`` or ``"iterative"`` (normwise accurate solves,
         :func:`glauber.exact.stationary.stationary_distribution`).
 
         Raises
@@ -482,8 +482,14 @@ class ExactChain:
         return method == "joint" or (method == "auto" and self.num_states > GTH_MAX_STATES)
 
     def _joint(self) -> sparse.SparseStationary | None:
-        """The law from the model's log-joint if it is in detailed balance with the kernel
-        (the paper's kernel only: another kernel's law is not the model's joint)."""
+        """The law in closed form, if it is in detailed balance with the kernel: the model's
+        log-joint for the paper's kernel, the target ``exp(-E/tau)/Z`` for a random scan of
+        Metropolis-Hastings updates (reversible for it by construction, docs/theory.md row
+        mh-target; checked here move by move). None for every other kernel."""
+        if self.kernel.metropolis and self.kernel.scan == "random":
+            return self._cached("joint", lambda: sparse.balanced_stationary(
+                self.log_target(), self._flow_defect(self.log_target()),
+                self.transition_matrix(), "the Metropolis-Hastings target exp(-E/tau)/Z"))
         if not self.kernel.is_plain:
             return None
         return self._cached("joint", lambda: sparse.joint_stationary(
@@ -493,8 +499,9 @@ class ExactChain:
     def sparse_stationary(self, method: PiMethod = "auto") -> sparse.SparseStationary:
         """The stationary law of the sparse path with its accuracy statement.
 
-        ``"auto"``/``"joint"``: the model's log-joint when it is in detailed balance with the
-        kernel (exact to relative precision); else (``"auto"``, ``"sparse"``, ``"iterative"``)
+        ``"auto"``/``"joint"``: the law in closed form when it is in detailed balance with the
+        kernel (the model's log-joint, or a Metropolis-Hastings random scan's target; exact to
+        relative precision); else (``"auto"``, ``"sparse"``, ``"iterative"``)
         a sparse solve, normwise accurate (``accuracy`` says how, with
         :func:`glauber.exact.sparse.stationary_tv_error_bound`).
 
@@ -513,22 +520,37 @@ class ExactChain:
                     return found
                 if method == "joint":
                     raise InvalidParameterError(
-                        f"method='joint' needs a model with log_weight(states) whose law is in "
-                        f"detailed balance with its conditionals; {self!r} has none (use "
+                        f"method='joint' needs a law in closed form in detailed balance with the "
+                        f"kernel (a model with log_weight(states) under the paper's kernel, or a "
+                        f"Metropolis-Hastings random scan); {self!r} has none (use "
                         "method='auto')")
+                return self._solved()
             return sparse.solve_stationary(
-                self.transition_matrix(), self.log_site_rows(),
-                "auto" if method == "auto" else method)
+                self.transition_matrix(), self.log_site_rows(), method)
 
         return self._cached(f"sparse_pi:{method}", compute)
+
+    def _solved(self) -> sparse.SparseStationary:
+        return self._cached("sparse_pi:solved", lambda: sparse.solve_stationary(
+            self.transition_matrix(), self.log_site_rows(), "auto"))
+
+    def solved_stationary(self) -> StationarySolution:
+        """The stationary law solved from ``P`` alone, never read from a closed form: the
+        :meth:`stationary_solution`, except above 4096 states where that is the model's joint
+        or a Metropolis-Hastings target (:meth:`sparse_stationary`), whose sparse solve this
+        returns instead (normwise accurate). What a law in closed form is compared against:
+        the distances to the targets in :func:`glauber.exact.kernel_summary.kernel_summary`."""
+        if self._sparse_pi("auto") and self._joint() is not None:
+            return self._solved().solution
+        return self.stationary_solution()
 
     def stationary(self, method: PiMethod = "auto") -> np.ndarray:
         """Stationary distribution ``mu_tau`` (Corollary 2: unique when conditionals are positive).
 
-        ``"gth"`` and ``"joint"`` (the model's log-joint, checked by detailed balance) are accurate
-        to relative precision on every entry (also ``1e-40``); ``"sparse"`` (direct) and
-        ``"iterative"`` (Krylov) only normwise; ``"auto"`` uses GTH up to 4096 states, above it
-        the joint where the model has one, else the Krylov solve (the direct solve up to 8192
+        ``"gth"`` and ``"joint"`` (the model's log-joint or a Metropolis-Hastings random scan's
+        target, checked by detailed balance) are accurate to relative precision on every entry
+        (also ``1e-40``); ``"sparse"`` (direct) and ``"iterative"`` (Krylov) only normwise;
+        ``"auto"`` uses GTH up to 4096 states, above it the closed form where there is one, else the Krylov solve (the direct solve up to 8192
         states when the Krylov solve fails its check). A GTH law with entries
         below :data:`~glauber.exact.stationary.TRUSTED_MIN_PROBABILITY` is recomputed from
         :meth:`log_stationary`, so no entry loses its relative accuracy to an underflowed
@@ -849,15 +871,17 @@ class ExactChain:
     def _reversibility_defect(self) -> float:
         if not (self.kernel.is_plain and type(self) is ExactChain):
             # another kernel's site law depends on x_i: flow_defect over every move
-            def compute() -> float:
-                log_pi = self.log_stationary()
-                x, y, log_p, log_back = self._log_moves()
-                return flow_defect(log_pi[x] + log_p, log_pi[y] + log_back)
-
-            return self._cached("rev_defect", compute)
+            return self._cached("rev_defect",
+                                lambda: self._flow_defect(self.log_stationary()))
         # flow_defect over every move, taken fibre by fibre (no move arrays)
         return self._cached("rev_defect", lambda: sparse.fiber_defect(
             self.log_stationary(), self.log_conditionals()))
+
+    def _flow_defect(self, log_pi: np.ndarray) -> float:
+        """Detailed-balance defect of ``log_pi`` over every move of the kernel
+        (:func:`glauber.theory.kernels.flow_defect`)."""
+        x, y, log_p, log_back = self._log_moves()
+        return flow_defect(log_pi[x] + log_p, log_pi[y] + log_back)
 
     def spectral_gap(self, method: GapMethod = "auto") -> float:
         """``1 - lambda_2`` if reversible (sqrt(pi) symmetrisation), else the absolute gap.
@@ -920,7 +944,12 @@ class ExactChain:
         if not self.kernel.metropolis:
             return estimate.absolute_gap
         # a Metropolis-Hastings site kernel need not be positive semi-definite: 1 + lambda_min
-        # of the symmetrisation too (ARPACK, an estimate as the Lanczos gap)
+        # of the symmetrisation too. Gershgorin on P (similar to it): every eigenvalue lies
+        # within 1 - P(x, x) of some P(x, x), so 1 + lambda_min >= 2 min_x P(x, x); when that
+        # reaches the gap, lambda_min cannot set the absolute gap. Else ARPACK (an estimate,
+        # as the Lanczos gap).
+        if 2.0 * float(self.transition_matrix().diagonal().min()) >= estimate.absolute_gap:
+            return estimate.absolute_gap
         return self._cached("abs_gap_mh", lambda: min(
             estimate.absolute_gap, 1.0 + krylov.smallest_eigenvalue(
                 self._cached("A_sym", self._symmetrisation))))

@@ -129,8 +129,12 @@ def kernel_summary(chain: ExactChain, eps: float = 0.25,
     if not chain.kernel.is_plain:
         plain = attempt("the paper's kernel", lambda: sibling(chain, "random", 0.0).stationary())
 
+    # distances from the law solved from P: a law read from its closed form (a
+    # Metropolis-Hastings random scan's is its target) would be compared with itself
+    solved = chain.solved_stationary().pi
+
     def tv(other: np.ndarray | None) -> float | None:
-        return None if other is None else 0.5 * float(np.abs(pi - other).sum())
+        return None if other is None else 0.5 * float(np.abs(solved - other).sum())
 
     return KernelSummary(
         kernel=chain.kernel.name, epsilon=chain.kernel.epsilon, tau=chain.tau,

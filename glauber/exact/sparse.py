@@ -327,16 +327,27 @@ def joint_stationary(model: Any, states: np.ndarray, tau: float, log_conditional
                      ) -> SparseStationary | None:
     """The stationary law from the model's log-joint, if it is reversible for the kernel.
 
-    Accepted when :func:`fiber_defect` is at most ``rtol``: a measure in detailed balance with
-    ``P`` is stationary (``sum_x pi(x) P(x, y) = sum_x pi(y) P(y, x) = pi(y)``), so the joint is
-    the stationary law, to the relative precision of ``log_weight`` on every entry. Returns
-    None when the model has no joint or the joint is not in balance with the kernel (the
-    caller then solves).
+    Accepted when :func:`fiber_defect` is at most ``rtol`` (see :func:`balanced_stationary`).
+    Returns None when the model has no joint or the joint is not in balance with the kernel
+    (the caller then solves).
     """
     log_pi = joint_log_stationary(model, states, tau)
     if log_pi is None:
         return None
-    defect = fiber_defect(log_pi, log_conditionals)
+    return balanced_stationary(log_pi, fiber_defect(log_pi, log_conditionals), P,
+                               "the model's log-joint", rtol)
+
+
+def balanced_stationary(log_pi: np.ndarray, defect: float, P: sp.csr_matrix, source: str,
+                        rtol: float = REVERSIBILITY_RTOL) -> SparseStationary | None:
+    """A closed-form law as the stationary law, if it is in detailed balance with ``P``.
+
+    A measure in detailed balance with ``P`` is stationary (``sum_x pi(x) P(x, y) =
+    sum_x pi(y) P(y, x) = pi(y)``), so a normalised ``log_pi`` whose detailed-balance
+    ``defect`` (a :func:`~glauber.theory.kernels.flow_defect`) is at most ``rtol`` is the
+    stationary law, to the relative precision of ``log_pi`` on every entry. None above ``rtol``.
+    ``source`` names the law in the accuracy statement.
+    """
     if defect > rtol:
         return None
     pi = np.exp(log_pi)
@@ -344,8 +355,8 @@ def joint_stationary(model: Any, states: np.ndarray, tau: float, log_conditional
                                   clipped_mass=0.0)
     return SparseStationary(
         log_pi=log_pi, solution=solution, defect=defect,
-        accuracy=(f"the model's log-joint, in detailed balance with the kernel to relative "
-                  f"{defect:.1e}: exact to relative precision on every entry"))
+        accuracy=(f"{source}, in detailed balance with the kernel to relative {defect:.1e}: "
+                  "exact to relative precision on every entry"))
 
 
 def solve_stationary(P: sp.csr_matrix, log_conditionals: np.ndarray,
@@ -402,6 +413,7 @@ def stationary_tv_error_bound(residual_l1: float, tmix_upper: float) -> float:
 __all__ = [
     "SPARSE_MAX_STATES",
     "SparseStationary",
+    "balanced_stationary",
     "check_sparse_size",
     "fiber_defect",
     "glauber_csr",
