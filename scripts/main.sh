@@ -12,8 +12,8 @@
 #      and traps (margins, Theorem 8) on each: the pertuzumab heavy chain with two single-site
 #      CDR-H3 variants, and both light chains with one single-site CDR-L3 variant each
 #      (scripts/main-states/): with step 2, 8 distinct states of the four chains.
-# 188 s in all on 2 cores with an empty GLAUBER_CACHE and the venv set up (2026-12-03; see the
-# README): the window 37 s, the full chain 73 s, the other chains 32 s each, the page seconds.
+# 261 s in all on 2 cores with an empty GLAUBER_CACHE and the venv set up (2026-12-05; see the
+# README): the window 54 s, the full chain 108 s, the other chains 35 s each, the page seconds.
 # Certificates go to results/main/ as JSON, and one HTML page of all four (glauber report) beside
 # them. Extra arguments are passed to every certify call.
 set -euo pipefail
