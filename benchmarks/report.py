@@ -12,6 +12,7 @@ from pathlib import Path
 
 from glauber.core.arrays import jsonable
 from glauber.core.io import write_json_atomic
+from glauber.experiments import common
 
 
 def row(
@@ -46,19 +47,12 @@ def _number(x: float | None, unit: str = "") -> str:
 
 def markdown_table(rows: list[dict]) -> str:
     """Markdown table: benchmark, measured, baseline, ratio, target, met?."""
-    lines = [
-        "| benchmark | measured | baseline | ratio | target | met? |",
-        "|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        met = {True: "yes", False: "**no**", None: "-"}[r["met"]]
-        name = r["benchmark"] + (f" ({r['note']})" if r.get("note") else "")
-        ratio = "-" if r["ratio"] is None else f"{r['ratio']:.3g}x"
-        lines.append(
-            f"| {name} | {_number(r['measured'], r['unit'])} | "
-            f"{_number(r['baseline'], r['unit'])} | {ratio} | {r['target'] or '-'} | {met} |"
-        )
-    return "\n".join(lines) + "\n"
+    return common.markdown_table(
+        ("benchmark", "measured", "baseline", "ratio", "target", "met?"),
+        [(r["benchmark"] + (f" ({r['note']})" if r.get("note") else ""),
+          _number(r["measured"], r["unit"]), _number(r["baseline"], r["unit"]),
+          "-" if r["ratio"] is None else f"{r['ratio']:.3g}x", r["target"] or "-",
+          {True: "yes", False: "**no**", None: "-"}[r["met"]]) for r in rows])
 
 
 def print_rows(rows: list[dict]) -> None:
