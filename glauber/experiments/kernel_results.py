@@ -216,12 +216,14 @@ def render(folder: Path) -> str:
         "so its t_mix is a bracket [lower, upper]: the lower end is rigorous (Levin–Peres–"
         "Wilmer Theorem 12.5's spectral bound), the upper end (*) is their Theorem 12.4 from "
         "the float64 gap of a reversible chain (an estimate). gap: the absolute "
-        "spectral gap of one step. TV to PLL / logits target: the distance from the kernel's "
-        "stationary law to exp(-E/tau)/Z with E the negative pseudo-log-likelihood or the "
-        "negative sum of raw logits; the Metropolis-Hastings rows are 0 there to rounding "
-        "(their law is the target), the random-scan rows measure how far plain Gibbs sampling "
-        "is from that energy. MH acceptance: the exact probability that a step from the "
-        "stationary law accepts its proposal.\n",
+        "spectral gap of one step (a Metropolis-Hastings random scan's from Lanczos on its "
+        "law, the target exp(-E/tau)/Z, checked by detailed balance move by move). TV to PLL / "
+        "logits target: the distance from the kernel's stationary law, solved from its "
+        "transition matrix, to exp(-E/tau)/Z with E the negative pseudo-log-likelihood or the "
+        "negative sum of raw logits; the Metropolis-Hastings rows are 0 there to the solve's "
+        "accuracy (their law is the target), the random-scan rows measure how far plain Gibbs "
+        "sampling is from that energy. MH acceptance: the exact probability that a step from "
+        "the stationary law accepts its proposal.\n",
         exact_markdown(exact["items"]),
         "### Metropolis-Hastings acceptance on full chains\n",
         f"{ACCEPTANCE_CHAINS} chains x {ACCEPTANCE_STEPS} steps from the shipped chain at "
