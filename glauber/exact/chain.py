@@ -464,7 +464,8 @@ class ExactChain:
         ``solution.method`` reports what ran: ``"gth"`` (dense, ``"auto"`` up to 4096 states),
         ``"joint"`` (the law in closed form, verified by detailed balance: the model's exact
         log-joint, :func:`glauber.exact.sparse.joint_stationary`, or a Metropolis-Hastings
-        random scan's target; ``"auto"`` above 4096 states when there is one), ``"sparse"`` or ``"iterative"`` (normwise accurate solves,
+        random scan's target; ``"auto"`` above 4096 states when there is one), ``"sparse"`` or
+        ``"iterative"`` (normwise accurate solves,
         :func:`glauber.exact.stationary.stationary_distribution`).
 
         Raises
@@ -550,9 +551,10 @@ class ExactChain:
         ``"gth"`` and ``"joint"`` (the model's log-joint or a Metropolis-Hastings random scan's
         target, checked by detailed balance) are accurate to relative precision on every entry
         (also ``1e-40``); ``"sparse"`` (direct) and ``"iterative"`` (Krylov) only normwise;
-        ``"auto"`` uses GTH up to 4096 states, above it the closed form where there is one, else the Krylov solve (the direct solve up to 8192
-        states when the Krylov solve fails its check). A GTH law with entries
-        below :data:`~glauber.exact.stationary.TRUSTED_MIN_PROBABILITY` is recomputed from
+        ``"auto"`` uses GTH up to 4096 states, above it the closed form where there is one,
+        else the Krylov solve (the direct solve up to 8192 states when the Krylov solve fails its
+        check). A GTH law with entries below
+        :data:`~glauber.exact.stationary.TRUSTED_MIN_PROBABILITY` is recomputed from
         :meth:`log_stationary`, so no entry loses its relative accuracy to an underflowed
         intermediate.
 
