@@ -15,6 +15,28 @@ at every *evaluation point* ``d`` (the first ``d`` draws of every chain):
 Nothing of these is re-implemented here: every number is ArviZ's own array function
 (``arviz_stats.base.array_stats.rhat`` / ``.ess``) on the same draws.
 
+*Comparing with ArviZ by hand.* At evaluation point ``d``, the R-hat of observable ``k`` equals
+``array_stats.rhat(x[:, :d, k], method="rank")`` and an independent transcription of Vehtari
+et al. to 1e-12 (a Hypothesis test over random arrays checks both), and ArviZ 0.23's
+``az.rhat(x[:, :d, k])`` (compared on 600 random arrays, every evaluation point: difference 0).
+Numbers that differ come from other draws or another statistic, not from this function:
+
+* *the axes*: ArviZ's array functions default to ``chain_axis=-2, draw_axis=-1``, so a
+  ``(chains, draws, observables)`` array passed unchanged is read as draws of chains
+  ``(draws, observables)``; pass ``x[:, :, k]`` or ``chain_axis=0, draw_axis=1``;
+* *the draws*: ``glauber trajectory`` records the starts as draw 0 (its ``diagnostics.json``
+  includes them); on the metastable Ising 10-cycle at ``tau = 0.5`` (8 chains, 401 draws) the
+  largest R-hat is 4.867 with them and 4.943 without;
+* *the method*: ArviZ's ``method="identity"`` (no split) gave 4.998 on the same draws, and
+  ``"split"``/``"folded"`` other values again; the rank-normalised split R-hat is the default of
+  both ArviZ and this function;
+* *the point*: :attr:`DiagnosticsResult.rhat` holds one row per evaluation point; the row of
+  all the draws is the last (``rhat[-1]``), not the maximum over the rows.
+
+The one deliberate difference is in the ESS of a prefix whose pooled draws are all equal: ArviZ
+returns the number of draws there, this function NaN (nothing has been seen of the observable,
+and it is not counted as converged).
+
 An observable *converges* at the first evaluation point where ``R-hat < 1.01`` and
 ``ESS_bulk >= 400`` (the thresholds Vehtari et al. recommend, §4.4 and §5). R-hat is undefined
 where every pooled draw of an observable is equal; such an observable is *constant* over the

@@ -15,6 +15,8 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 from glauber.errors import InvalidParameterError, MissingDependencyError
@@ -84,6 +86,49 @@ def test_rhat_matches_the_paper_s_definition_not_a_transposed_array():
     res = convergence_diagnostics(x[:, :, None], points=[201])
     assert res.rhat[-1, 0] == pytest.approx(_rank_normalised_rhat(x), rel=1e-10)
     assert res.rhat[-1, 0] != pytest.approx(_rank_normalised_rhat(x.T[:4]), rel=1e-3)
+
+
+@st.composite
+def _draw_arrays(draw):
+    """Random ``(chains, draws, observables)`` arrays of the kinds a trajectory records: real
+    draws, ties (rounded, indicators), random walks, a large offset, a constant prefix."""
+    chains, draws, count = (draw(st.integers(2, 8)), draw(st.integers(4, 60)),
+                            draw(st.integers(1, 3)))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    x = rng.normal(size=(chains, draws, count))
+    kind = draw(st.sampled_from(["normal", "ties", "walk", "indicator", "offset", "prefix"]))
+    if kind == "ties":
+        x = np.round(x)
+    elif kind == "walk":
+        x = x.cumsum(axis=1)
+    elif kind == "indicator":
+        x = (x > 1.0).astype(float)
+    elif kind == "offset":
+        x = 1e9 + 1e-3 * x
+    elif kind == "prefix":
+        x[:, : draws // 2] = 0.0
+    return x
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(_draw_arrays())
+def test_rhat_equals_arviz_and_the_paper_on_random_arrays(x):
+    # The R-hat of every observable at every evaluation point is ArviZ's on the same draws (the
+    # first d of every chain, axes chain then draw), and the independent transcription of
+    # Vehtari et al. (2021) §4.2 above, to 1e-12 (relative above 1); infinite where a half-chain
+    # is constant (W = 0) in all three; NaN exactly where those draws are all equal.
+    res = convergence_diagnostics(x)
+    for p, d in enumerate(res.draws):
+        for k in range(x.shape[2]):
+            y = x[:, :d, k]
+            if y.min() == y.max():
+                assert np.isnan(res.rhat[p, k])
+                continue
+            with np.errstate(divide="ignore", invalid="ignore"):  # a constant half: W = 0
+                theirs, paper = arviz.rhat(y, method="rank"), _rank_normalised_rhat(y)
+            for ref in (theirs, paper):
+                assert (res.rhat[p, k] == ref == np.inf
+                        or abs(res.rhat[p, k] - ref) <= 1e-12 * max(1.0, abs(ref)))
 
 
 def test_convergence_steps_constants_and_the_verdict():
