@@ -104,6 +104,30 @@ def _gth_pivot(A: np.ndarray, k: int) -> float:
     return scale
 
 
+#: What the eliminations and the back substitution say when ``pi`` leaves the float64 range.
+_OVERFLOW = ("GTH: the ratios pi(x) / pi(0) overflow float64 (stationary probabilities span more "
+             "than 1e308); use log_gth_stationary (ExactChain.log_stationary) instead")
+
+
+def _divide_by_pivot(A: np.ndarray, k: int) -> None:
+    """``A[:k, k] /= s_k`` (the ratios ``P(j, k) / s_k`` of the censored chain), checked.
+
+    An entry that overflows makes ``x_k = sum_j x_j A[j, k]`` infinite in the back substitution
+    (every ``x_j > 0`` in an irreducible chain), so it is raised here, before the rank-1 update
+    turns ``inf * 0`` into NaN. The updates themselves cannot overflow: ``A[j, k] A[k, i] / s_k
+    <= A[j, k]`` because ``A[k, i] <= s_k``.
+
+    Raises
+    ------
+    UnderflowError
+        If a ratio overflows float64.
+    """
+    with np.errstate(over="ignore"):
+        A[:k, k] /= _gth_pivot(A, k)
+    if not np.isfinite(A[:k, k]).all():
+        raise UnderflowError(_OVERFLOW)
+
+
 def _gth_back_substitution(A: np.ndarray) -> np.ndarray:
     """``pi`` from the eliminated matrix: ``x_0 = 1``, ``x_k = sum_{j<k} x_j A[j, k]``, normed."""
     S = A.shape[0]
@@ -115,10 +139,7 @@ def _gth_back_substitution(A: np.ndarray) -> np.ndarray:
             x[k] = columns[k, :k] @ x[:k]
         total = x.sum()
     if not np.isfinite(total):
-        raise UnderflowError(
-            "GTH: the ratios pi(x) / pi(0) overflow float64 (stationary probabilities span more "
-            "than 1e308); use log_gth_stationary (ExactChain.log_stationary) instead"
-        )
+        raise UnderflowError(_OVERFLOW)
     return x / total
 
 
@@ -140,7 +161,7 @@ def gth_stationary_reference(P: np.ndarray) -> np.ndarray:
     """
     A = _checked_dense(P)
     for k in range(A.shape[0] - 1, 0, -1):
-        A[:k, k] /= _gth_pivot(A, k)
+        _divide_by_pivot(A, k)
         A[:k, :k] += np.outer(A[:k, k], A[k, :k])
     return _gth_back_substitution(A)
 
@@ -203,7 +224,7 @@ def gth_stationary(P: np.ndarray, block_size: int = GTH_BLOCK_SIZE) -> np.ndarra
     for j1 in range(S, 1, -block_size):
         j0 = max(j1 - block_size, 0)
         for k in range(j1 - 1, max(j0, 1) - 1, -1):
-            A[:k, k] /= _gth_pivot(A, k)
+            _divide_by_pivot(A, k)
             A[j0:k, :k] += np.outer(A[j0:k, k], A[k, :k])  # the block's rows
             A[:j0, j0:k] += np.outer(A[:j0, k], A[k, j0:k])  # R's entries in the block's columns
         A[:j0, :j0] += A[:j0, j0:j1] @ A[j0:j1, :j0]  # all of the block's updates of R x R

@@ -8,6 +8,8 @@ relaxation time ``n (1 + e^{4 beta}) / 2``, and the chain rebuilt in mpmath from
 
 from __future__ import annotations
 
+import warnings
+
 import mpmath
 import networkx as nx
 import numpy as np
@@ -15,7 +17,7 @@ import pytest
 
 from glauber.errors import PrecisionError, UnderflowError
 from glauber.exact import ExactChain
-from glauber.exact.stationary import gth_stationary, log_gth_stationary
+from glauber.exact.stationary import gth_stationary, gth_stationary_reference, log_gth_stationary
 from glauber.toy_models import IsingModel
 
 TAU = 1 / 150  # issue reproducer: stationary entries of 6.8e-392
@@ -45,6 +47,34 @@ def test_log_stationary_is_the_gibbs_law_where_stationary_underflows(cold_path):
     np.testing.assert_allclose(got, exact, rtol=1e-13, atol=1e-11)
     with pytest.raises(UnderflowError, match="log_stationary"):
         chain.stationary()
+
+
+@pytest.mark.parametrize("solve", [gth_stationary, gth_stationary_reference])
+def test_gth_whose_ratios_overflow_raises_without_a_warning(solve):
+    # A birth-death chain 0 <-> 1 <-> 2 with pi_1 / pi_0 = 1 and pi_2 / pi_1 = P(1, 2) / P(2, 1)
+    # = (1/2) / 1e-310 ~ 5e309 (detailed balance), above the largest double: the eliminated
+    # column P(1, 2) / s_2 overflows. Issue 33 saw 'overflow encountered in
+    # divide' and 'invalid value encountered in multiply' (inf * 0 in the rank-1 update) here,
+    # at certify(IsingModel(cycle(4)), tau) for tau in 0.0054..0.0056; it is an UnderflowError
+    # naming the log-space solve, with no RuntimeWarning.
+    a = 1e-310
+    P = [[0.5, 0.5, 0.0], [0.5, 0.0, 0.5], [0.0, a, 1.0 - a]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(UnderflowError, match="log_gth_stationary"):
+            solve(P)
+    log_pi = log_gth_stationary(P)
+    assert log_pi[2] - log_pi[0] == pytest.approx(np.log(0.5) - np.log(a), rel=1e-12)
+
+
+@pytest.mark.parametrize("tau", [0.0054, 0.0055, 0.0056])
+def test_certify_at_the_overflow_temperatures_prints_no_warning(tau):
+    from glauber.certify import certify
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cert = certify(IsingModel(nx.cycle_graph(4)), tau, n_pairs=0)
+    assert cert.exact is not None and cert.exact.tmix is None  # numerically reducible: typed
 
 
 def test_stationary_is_unchanged_in_the_normal_range():
