@@ -10,6 +10,10 @@ models. Each test asserts two things:
   rational arithmetic, or compatibility by construction (no rectangle of a joint law is
   flagged).
 
+Every test runs with ``RuntimeWarning`` as an error (``pytestmark``): an overflow, underflow or
+NaN warning printed at a user's input means lost precision or an unhandled case, so the library
+must handle each one (log space, a typed error) instead of printing it.
+
 The last test drives the main job, ``certify()``, end to end on random toys at the same extremes
 and on chains tuned to a spectral radius of ``C`` within ``1e-9`` of 1, and confronts every claim
 it marks rigorous with the chain rebuilt in mpmath.
@@ -66,6 +70,8 @@ from glauber.theory.verified_power import columns_at_most_one
 from glauber.toy_models import AsymmetricIsingModel, FunctionModel, IsingModel, RandomJointModel
 
 from .support import power_sum_mp
+
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 
 LARGE = "GLAUBER_ADVERSARIAL_EXAMPLES" in os.environ
 TOTAL = int(os.environ.get("GLAUBER_ADVERSARIAL_EXAMPLES", "800"))
