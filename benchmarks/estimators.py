@@ -39,7 +39,8 @@ from glauber.estimators import (
     maximal_coupling_step,
     rectangle_test,
 )
-from glauber.estimators.sampler import device_generator, random_sites, to_model_library
+from glauber.estimators.batch_arrays import to_model_library
+from glauber.estimators.random_draws import device_generator, random_sites
 from glauber.mlm_backend import HFMaskedLM
 
 

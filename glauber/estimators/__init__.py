@@ -28,11 +28,7 @@ enters); every estimator batches its (state, site) queries into as few :meth:`sc
 """
 
 from glauber.core.restrict import RestrictedModel, restrict
-from glauber.estimators.coupling import (
-    CouplingResult,
-    coupling_time,
-    maximal_coupling_step,
-)
+from glauber.estimators.coupling import CouplingResult, coupling_time
 from glauber.estimators.diagnostics import DiagnosticsResult, convergence_diagnostics
 from glauber.estimators.drift import DriftResult, drift
 from glauber.estimators.escape import Basin, EscapeResult, escape_probability
@@ -55,6 +51,7 @@ from glauber.estimators.influence_upper import (
 )
 from glauber.estimators.kernel_steps import AcceptanceResult
 from glauber.estimators.margins import MarginsResult, margins
+from glauber.estimators.maximal_coupling import maximal_coupling_step
 from glauber.estimators.pll import pseudo_log_likelihood
 from glauber.estimators.rectangle import (
     ArnoldPressResult,

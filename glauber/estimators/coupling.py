@@ -20,50 +20,11 @@ from glauber.core.kernel_spec import KernelSpec, check_kernel
 from glauber.core.protocol import ConditionalModel
 from glauber.core.validation import check_positive_int, check_tau
 from glauber.errors import InvalidParameterError
+from glauber.estimators.batch_arrays import concat, copy_states, to_model_library
 from glauber.estimators.kernel_steps import KernelStepper
-from glauber.estimators.sampler import (
-    FiniteGuard,
-    SeedLike,
-    concat,
-    copy_states,
-    device_generator,
-    random_sites,
-    sample_categorical,
-    step_log_conditionals,
-    to_model_library,
-    uniform,
-)
-
-
-def maximal_coupling_step(log_p: Any, log_q: Any, generator: Any) -> tuple[Any, Any]:
-    """Draw ``(a, b)`` with ``a ~ p``, ``b ~ q`` and ``P(a != b) = ||p - q||_TV`` for every row.
-
-    With probability ``1 - TV`` both take one draw from the overlap ``min(p, q)`` (normalised);
-    otherwise ``a`` and ``b`` are drawn independently from the normalised residuals
-    ``p - min(p, q)`` and ``q - min(p, q)``, whose supports are disjoint, so they differ
-    (Levin–Peres–Wilmer 2nd ed., Proposition 4.7: this coupling attains the TV distance).
-
-    Parameters
-    ----------
-    log_p, log_q : array, shape (B, q)
-        Normalised log-probabilities (numpy or torch, same library and device).
-    generator : numpy.random.Generator or torch.Generator
-        The source of randomness for that library (see :func:`device_generator`).
-
-    Returns
-    -------
-    (a, b) : arrays of int, shape (B,)
-        In the library and on the device of ``log_p``.
-    """
-    xp = namespace(log_p)
-    p, q = xp.exp(log_p), xp.exp(log_q)
-    overlap = xp.minimum(p, q)
-    tv = 0.5 * xp.sum(xp.abs(p - q), axis=-1)
-    agree = uniform(log_p, int(log_p.shape[0]), generator) >= tv  # exact when p == q (tv = 0)
-    common = sample_categorical(_log(overlap), generator)
-    a_rest = sample_categorical(_log(p - overlap), generator)
-    b_rest = sample_categorical(_log(q - overlap), generator)
-    return xp.where(agree, common, a_rest), xp.where(agree, common, b_rest)
+from glauber.estimators.maximal_coupling import maximal_coupling_step
+from glauber.estimators.random_draws import SeedLike, device_generator, random_sites
+from glauber.estimators.step_conditionals import FiniteGuard, step_log_conditionals
 
 
 def coupled_step(
@@ -85,7 +46,8 @@ def coupled_step(
     model : ConditionalModel
     tau : float
     x, y : arrays of int, shape (P, n)
-        In the model's array library (see :func:`to_model_library`); not modified.
+        In the model's array library (see
+        :func:`glauber.estimators.batch_arrays.to_model_library`); not modified.
     generator : numpy.random.Generator or torch.Generator
     batch_size : int
         Most rows per :meth:`scores` call (the step asks ``2P`` rows).
@@ -263,16 +225,6 @@ def coupling_time(
     )
 
 
-def _log(w: Any) -> Any:
-    """Elementwise log of non-negative weights, ``-inf`` at zeros (no warnings)."""
-    if is_torch(w):
-        return namespace(w).log(w.clamp_min(0.0))
-    w = np.asarray(w)
-    out = np.full(w.shape, -np.inf)
-    np.log(w, out=out, where=w > 0)
-    return out
-
-
 def _as_2d(states: Any) -> Any:
     states = states if is_torch(states) else np.asarray(states)
     return states[None, :] if states.ndim == 1 else states
@@ -282,5 +234,4 @@ __all__ = [
     "coupled_step",
     "coupling_time",
     "CouplingResult",
-    "maximal_coupling_step",
 ]

@@ -24,7 +24,8 @@ from glauber.core.validation import check_eps, check_positive_int, check_tau
 from glauber.errors import InvalidParameterError
 from glauber.estimators.influence_search import check_budget, search_influence
 from glauber.estimators.influence_threshold import rho_lower_bound
-from glauber.estimators.sampler import SeedLike, concat
+from glauber.estimators.batch_arrays import concat
+from glauber.estimators.random_draws import SeedLike
 from glauber.estimators.witnesses import Witness, witness_tolerance
 from glauber.theory.contraction import ContractionCertificate, certify_contraction
 from glauber.theory.distances import hilbert_distance_upper, tv_rounding_bound

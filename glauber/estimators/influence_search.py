@@ -113,7 +113,7 @@ from glauber.core.validation import check_positive_int, check_tau
 from glauber.errors import InvalidParameterError
 from glauber.estimators.additive_surrogate import cover, fit_additive_scores, line_gains
 from glauber.estimators.influence_threshold import rho_lower_bound
-from glauber.estimators.sampler import SeedLike
+from glauber.estimators.random_draws import SeedLike
 from glauber.estimators.score_cache import ScoreCache
 from glauber.estimators.witnesses import Witness, reduced_precision, witness_tolerance
 from glauber.theory.contraction import (

@@ -19,7 +19,7 @@ step: ``m`` rows per chain and step in all, where a Gibbs update takes one.
 
 Coupled pairs (``paired=True``): the batch holds ``P`` chains ``x`` then their partners ``y``;
 both chains of a pair update the same sites (the same order for a shuffled pass), their site
-laws are maximally coupled (:func:`glauber.estimators.coupling.maximal_coupling_step`; for
+laws are maximally coupled (:func:`glauber.estimators.maximal_coupling.maximal_coupling_step`; for
 Metropolis-Hastings the proposals) and a Metropolis-Hastings pair shares one uniform for the
 acceptance, so a pair that agrees stays together.
 """
@@ -43,15 +43,11 @@ from glauber.core.arrays import (
 from glauber.core.conditionals import scores_and_log_conditionals
 from glauber.core.kernel_spec import KernelSpec
 from glauber.core.protocol import ConditionalModel
+from glauber.estimators.batch_arrays import concat, copy_states
+from glauber.estimators.maximal_coupling import maximal_coupling_step
 from glauber.estimators.pll import token_terms
-from glauber.estimators.sampler import (
-    FiniteGuard,
-    concat,
-    copy_states,
-    random_sites,
-    sample_categorical,
-    uniform,
-)
+from glauber.estimators.random_draws import random_sites, sample_categorical, uniform
+from glauber.estimators.step_conditionals import FiniteGuard
 from glauber.theory.site_updates import log_acceptance, mixture_log_probs
 
 
@@ -207,8 +203,6 @@ class KernelStepper:
     def _draw(self, states: Any, log_r: Any) -> Any:
         if not self.paired:
             return sample_categorical(log_r, self.gen)
-        from glauber.estimators.coupling import maximal_coupling_step
-
         P = int(states.shape[0]) // 2
         xp = namespace(log_r)
         a, b = maximal_coupling_step(log_r[:P], log_r[P:], self.gen)

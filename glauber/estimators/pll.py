@@ -20,7 +20,7 @@ from glauber.core.conditionals import host_states, log_conditionals
 from glauber.core.protocol import ConditionalModel, check_model
 from glauber.core.validation import check_positive_int, check_tau
 from glauber.errors import InvalidParameterError, NonFiniteScoresError
-from glauber.estimators.sampler import concat, to_model_library
+from glauber.estimators.batch_arrays import concat, to_model_library
 
 #: Default rows per :meth:`scores` call of :func:`pseudo_log_likelihood`.
 DEFAULT_PLL_BATCH = 512
@@ -44,7 +44,7 @@ def own_token_terms(
     model : ConditionalModel
     states : array of int, shape (B, n)
         In the model's array library and on its device (see
-        :func:`glauber.estimators.sampler.to_model_library`); not checked here.
+        :func:`glauber.estimators.batch_arrays.to_model_library`); not checked here.
     kind : {"log_p", "scores"}
     tau : float
     batch_size : int

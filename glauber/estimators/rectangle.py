@@ -39,7 +39,7 @@ from glauber.core.validation import (
 )
 from glauber.errors import InvalidParameterError
 from glauber.estimators.precision import DEFAULT_SCORE_ERROR_ULPS, model_precision
-from glauber.estimators.sampler import SeedLike
+from glauber.estimators.random_draws import SeedLike
 from glauber.theory.floating import UNIT_ROUNDOFF, RoundingFormats, coarsest
 from glauber.theory.rectangle import (
     rectangle_delta_from_edges,

@@ -19,82 +19,16 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from glauber.core.arrays import JsonResult, is_torch, namespace, to_numpy
-from glauber.core.conditionals import (
-    host_states,
-    iter_log_conditionals,
-    log_conditionals,
-    trusted_inputs,
-)
+from glauber.core.arrays import JsonResult, is_torch, to_numpy
+from glauber.core.conditionals import host_states, trusted_inputs
 from glauber.core.kernel_spec import KernelSpec, Schedule, check_kernel
 from glauber.core.protocol import ConditionalModel
 from glauber.core.validation import check_nonnegative_int, check_positive_int, check_tau
-from glauber.errors import FrozenSitesError, InvalidParameterError, NonFiniteScoresError
-
-SeedLike = int | np.random.Generator | None
-
-
-def device_generator(template: Any, seed: Any) -> Any:
-    """Return a random generator for arrays of ``template``'s kind.
-
-    Parameters
-    ----------
-    template : array
-        A numpy array or a torch tensor; the generator lives on the tensor's device.
-    seed : int, numpy.random.Generator or torch.Generator
-        A ``torch.Generator`` is returned unchanged for torch arrays; a numpy ``Generator`` is
-        returned unchanged for numpy arrays. Otherwise the generator is seeded from ``seed``
-        (a numpy ``Generator`` seeds a torch generator with one 63-bit draw).
-    """
-    if is_torch(template):
-        torch = namespace(template)
-        if isinstance(seed, torch.Generator):
-            return seed
-        draw = np.random.default_rng(seed).integers(2**63 - 1)
-        return torch.Generator(device=template.device).manual_seed(int(draw))
-    return np.random.default_rng(seed)
-
-
-def uniform(template: Any, size: int, generator: Any) -> Any:
-    """Uniform draws on ``[0, 1)``, shape ``(size,)``, in ``template``'s library, dtype, device."""
-    if is_torch(template):
-        torch = namespace(template)
-        return torch.rand(size, generator=generator, device=template.device, dtype=template.dtype)
-    return generator.random(size)
-
-
-def random_sites(template: Any, free_sites: Any, size: int, generator: Any) -> Any:
-    """One site per chain, drawn independently and uniformly from ``free_sites``.
-
-    ``free_sites`` is an index array in ``template``'s library (and on its device).
-    """
-    if is_torch(template):
-        torch = namespace(template)
-        pick = torch.randint(len(free_sites), (size,), generator=generator, device=template.device)
-        return free_sites[pick]
-    return free_sites[generator.integers(len(free_sites), size=size)]
-
-
-def sample_categorical(log_weights: Any, generator: Any) -> Any:
-    """Gumbel-max draw from each row of unnormalised log-weights ``[B, q]`` (``-inf`` allowed).
-
-    Returns ``argmax_a (log_weights[b, a] + G[b, a])`` with i.i.d. standard Gumbel ``G``, a draw
-    from the normalised weights of row ``b``. Rows that are all ``-inf`` return index 0 (callers
-    never use them). Runs in the array library and on the device of ``log_weights``.
-    """
-    if is_torch(log_weights):
-        torch = namespace(log_weights)
-        u = torch.rand(
-            log_weights.shape,
-            generator=generator,
-            device=log_weights.device,
-            dtype=log_weights.dtype,
-        )
-        tiny = torch.finfo(log_weights.dtype).tiny
-        g = -torch.log(-torch.log(u.clamp_min(tiny)))
-        return torch.argmax(log_weights + g, dim=-1)
-    g = generator.gumbel(size=np.shape(log_weights))
-    return np.argmax(np.asarray(log_weights) + g, axis=-1)
+from glauber.errors import FrozenSitesError, InvalidParameterError
+from glauber.estimators.batch_arrays import copy_states, to_model_library
+from glauber.estimators.kernel_steps import KernelStepper
+from glauber.estimators.random_draws import SeedLike, device_generator
+from glauber.estimators.step_conditionals import FiniteGuard
 
 
 def frozen_mask(n: int, frozen: Any) -> np.ndarray:
@@ -129,84 +63,6 @@ def frozen_mask(n: int, frozen: Any) -> np.ndarray:
             "(e.g. only the prompt prefix)"
         )
     return mask
-
-
-def step_log_conditionals(
-    model: ConditionalModel,
-    states: Any,
-    sites: Any,
-    tau: float,
-    batch_size: int,
-    check_finite: bool = True,
-) -> Any:
-    """Log-conditionals of one step of all chains: one :meth:`scores` call per ``batch_size``."""
-    b = int(states.shape[0])
-    if b <= batch_size:
-        return log_conditionals(model, states, sites, tau, check_finite)
-    chunks = [
-        lp
-        for _, _, lp in iter_log_conditionals(
-            model,
-            b,
-            lambda lo, hi: (states[lo:hi], sites[lo:hi]),
-            tau,
-            batch_size,
-            check_finite,
-        )
-    ]
-    return concat(chunks)
-
-
-class FiniteGuard:
-    """Deferred finiteness check of log-conditionals, so a device loop never waits on the host.
-
-    numpy arrays are checked at once; torch tensors are folded into one device-side flag that
-    :meth:`check` reads (one synchronisation) at the loop's own sync points.
-    """
-
-    def __init__(self, model: ConditionalModel) -> None:
-        self._name = getattr(model, "name", type(model).__name__)
-        self._flag: Any = None
-
-    def update(self, log_p: Any) -> None:
-        """Record ``log_p`` (checked now for numpy, later for torch)."""
-        if not is_torch(log_p):
-            if not np.isfinite(log_p).all():
-                self._raise()
-            return
-        ok = namespace(log_p).isfinite(log_p).all()
-        self._flag = ok if self._flag is None else self._flag & ok
-
-    def check(self) -> None:
-        """Raise :class:`NonFiniteScoresError` if any recorded tensor was not finite."""
-        if self._flag is not None and not bool(self._flag):
-            self._raise()
-
-    def _raise(self) -> None:
-        raise NonFiniteScoresError(
-            f"model {self._name} returned non-finite scores during the run; check the model "
-            "(scores must be finite real numbers at every site)"
-        )
-
-
-def concat(chunks: list) -> Any:
-    """Concatenate arrays of one library along the first axis (``np.concatenate``/``torch.cat``)."""
-    if is_torch(chunks[0]):
-        return namespace(chunks[0]).cat(chunks)
-    return np.concatenate(chunks)
-
-
-def to_model_library(model: ConditionalModel, states: np.ndarray, site: int, tau: float) -> Any:
-    """Return ``states`` in the array library and on the device where ``model`` answers.
-
-    Asks the model once, for one row (the cost of one tiny forward), and moves the states to the
-    device of the answer: a torch model then receives torch tensors for the rest of the run.
-    """
-    probe = log_conditionals(model, states[:1], np.array([site], dtype=np.int64), tau)
-    if is_torch(probe):
-        torch = namespace(probe)
-        return torch.tensor(states, dtype=torch.long, device=probe.device)  # a copy
-    return states.copy()
 
 
 @dataclass(frozen=True)
@@ -357,8 +213,6 @@ def glauber_chains(
     steps = [0]
     temperatures = (schedule.temperatures(step_offset + 1, n_steps) if schedule is not None
                     else np.full(n_steps, tau))
-    from glauber.estimators.kernel_steps import KernelStepper
-
     stepper = KernelStepper(model, spec, free, states, gen, batch_size, guard)
     with trusted_inputs(model):
         for t in range(1, n_steps + 1):
@@ -387,23 +241,8 @@ def glauber_chains(
     )
 
 
-def copy_states(states: Any) -> Any:
-    """Return a copy of a numpy array or torch tensor (same library and device)."""
-    return states.clone() if is_torch(states) else states.copy()
-
-
 __all__ = [
     "ChainsResult",
-    "concat",
-    "copy_states",
-    "device_generator",
-    "FiniteGuard",
     "frozen_mask",
     "glauber_chains",
-    "random_sites",
-    "sample_categorical",
-    "SeedLike",
-    "step_log_conditionals",
-    "to_model_library",
-    "uniform",
 ]

@@ -16,7 +16,7 @@ from glauber.core.arrays import all_finite, like, to_numpy
 from glauber.core.conditionals import check_states
 from glauber.core.protocol import ConditionalModel, check_model
 from glauber.errors import NonFiniteScoresError
-from glauber.estimators.sampler import concat
+from glauber.estimators.batch_arrays import concat
 
 
 class ScoreCache:

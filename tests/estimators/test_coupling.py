@@ -15,7 +15,7 @@ from glauber.errors import (
 )
 from glauber.estimators import coupling_time, maximal_coupling_step
 from glauber.estimators.coupling import coupled_step
-from glauber.estimators.sampler import device_generator
+from glauber.estimators.random_draws import device_generator
 
 from ..support import states, table_model
 from ._reference import (

@@ -218,7 +218,7 @@ def test_coupled_pairs_have_the_kernel_as_marginals(kernel) -> None:
     """Each chain of a coupled pair runs the kernel (its law after t steps is start P^t), and a
     pair that starts together stays together."""
     from glauber.estimators.kernel_steps import KernelStepper
-    from glauber.estimators.sampler import FiniteGuard
+    from glauber.estimators.step_conditionals import FiniteGuard
 
     toy = table_model(3, 2, seed=12, scale=1.5)
     tau, t = 0.9, 2
