@@ -92,7 +92,9 @@ def test_mixing_time_matches_brute_force_stepping(P: np.ndarray, eps: float) -> 
         if d <= eps:
             break
         power, t = power @ P, t + 1
-        assert t < 5000
+        # The reference's own cap, not a failure of mixing_time: a nearly periodic or nearly
+        # reducible draw can need more steps than a dense-power loop should take.
+        assume(t < 20_000)
     assume(all(abs(h - eps) > 1e-9 for h in history))
     assert mixing_time(P, pi, eps) == t
 
