@@ -31,7 +31,13 @@ from glauber.toy_models.counterexamples import (
     theorem5_gibbs_star_counterexample,
 )
 from glauber.toy_models.curie_weiss import CURIE_WEISS, CurieWeissLumpedChain, CurieWeissModel
-from glauber.toy_models.family import FamilyTable, ModelSpec, Preset, ToyFamily
+from glauber.toy_models.family import (
+    FamilyTable,
+    ModelSpec,
+    Preset,
+    ToyFamily,
+    register_families,
+)
 from glauber.toy_models.ising import ISING, IsingModel
 from glauber.toy_models.planted import PLANTED, PlantedBasinModel
 from glauber.toy_models.potts import POTTS, PottsModel
@@ -41,8 +47,8 @@ from glauber.toy_models.restricted import RESTRICTED
 from glauber.toy_models.specs import parse_toy_spec, toy_presets
 
 #: Every toy family, in shrinking order (a new family goes last; see :class:`FamilyTable`).
-FAMILIES = FamilyTable(ISING, CURIE_WEISS, POTTS, PLANTED, RANDOM_JOINT, ASYM_ISING, RANDOM_TABLE,
-                       RESTRICTED, CLOCK)
+FAMILIES = register_families(FamilyTable(ISING, CURIE_WEISS, POTTS, PLANTED, RANDOM_JOINT,
+                                         ASYM_ISING, RANDOM_TABLE, RESTRICTED, CLOCK))
 
 __all__ = [
     "AsymmetricIsingModel",

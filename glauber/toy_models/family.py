@@ -5,7 +5,10 @@ record: the family's name, its constructor from exact parameters, its Hypothesis
 draw's options (parameter ranges and modes) and their defaults, its size limits, whether its
 models are compatible (a property of each spec, decided exactly), and its command-line presets
 (``ising-cycle:n=8,J=1.0``). The package ``__init__`` lists the records once, in
-:data:`glauber.toy_models.FAMILIES`; everything else reads them from there:
+:data:`glauber.toy_models.FAMILIES`, and registers that table here (:func:`register_families`),
+so the modules below the package (:class:`ModelSpec`, the restricted family, the presets) read it
+through :func:`registered_families` without importing the package back; everything else reads
+:data:`~glauber.toy_models.FAMILIES`:
 :func:`glauber.toy_models.parse_toy_spec` (the command line), :func:`glauber.testing.models`
 (the Hypothesis strategies) and ``glauber verify --examples`` (one group per family). Adding a
 family is its module, one line of the ``__init__``, and a test (docs/architecture.md, "How to add
@@ -154,10 +157,26 @@ class FamilyTable(Mapping[str, ToyFamily]):
         return dict(self._presets)
 
 
-def _families() -> FamilyTable:
-    from glauber.toy_models import FAMILIES
+#: The registered table: :data:`glauber.toy_models.FAMILIES`, once the package is imported.
+_REGISTERED: list[FamilyTable] = []
 
-    return FAMILIES
+
+def register_families(table: FamilyTable) -> FamilyTable:
+    """Make ``table`` the families every :class:`ModelSpec` is built from, and return it.
+
+    The package ``__init__`` calls it once, on :data:`glauber.toy_models.FAMILIES`; importing
+    any module of the package runs the ``__init__`` first, so the table is always registered
+    where a spec is made.
+    """
+    _REGISTERED[:] = [table]
+    return table
+
+
+def registered_families() -> FamilyTable:
+    """The table :func:`register_families` registered (:data:`glauber.toy_models.FAMILIES`)."""
+    if not _REGISTERED:
+        raise RuntimeError("no toy family table is registered: import glauber.toy_models")
+    return _REGISTERED[0]
 
 
 def _literal(value: Any) -> Any:
@@ -223,7 +242,7 @@ class ModelSpec:
     __slots__ = ("family", "n", "q", "params")
 
     def __init__(self, family: str, n: int, q: int, **params: Any) -> None:
-        families = _families()
+        families = registered_families()
         if family not in families:
             raise UnknownModelError(
                 f"unknown model family {family!r}; choose from {', '.join(families)}"
@@ -257,7 +276,7 @@ class ModelSpec:
 
         A single site is always compatible; otherwise the family's ``compatible`` decides.
         """
-        return self.n == 1 or bool(_families()[self.family].compatible(self))
+        return self.n == 1 or bool(registered_families()[self.family].compatible(self))
 
     def label(self) -> str:
         """A short printable label, ``family:n=..,q=..``."""
@@ -272,7 +291,7 @@ class ModelSpec:
             If a parameter is invalid for the family (the model's own validation).
         """
         try:
-            model = _families()[self.family].build(self.n, self.q, **self.params)
+            model = registered_families()[self.family].build(self.n, self.q, **self.params)
         except TypeError as exc:
             raise InvalidParameterError(
                 f"{self!r}: wrong parameters for family {self.family!r} ({exc}); see the "
@@ -283,4 +302,6 @@ class ModelSpec:
         return model
 
 
-__all__ = ["FamilyTable", "ModelSpec", "Preset", "ToyFamily"]
+__all__ = [
+    "FamilyTable", "ModelSpec", "Preset", "ToyFamily", "register_families", "registered_families",
+]

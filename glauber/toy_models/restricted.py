@@ -16,7 +16,7 @@ import numpy as np
 
 from glauber.core.restrict import RestrictedModel, restrict
 from glauber.errors import InvalidParameterError
-from glauber.toy_models.family import ModelSpec, ToyFamily
+from glauber.toy_models.family import ModelSpec, ToyFamily, registered_families
 
 #: Largest state space of the full model behind a restricted window (its frozen sites are cut
 #: to fit; one frozen site is always kept).
@@ -36,12 +36,6 @@ def _build(n: int, q: int, base: ModelSpec, context: tuple, sites: tuple) -> Res
     return restrict(base.build(), np.array(context, dtype=np.int64), list(sites))
 
 
-def _registry() -> Any:
-    from glauber.toy_models import FAMILIES
-
-    return FAMILIES
-
-
 def _bases(options: Mapping[str, Any], q: int | None = None) -> list[str]:
     """The base families of a window (those with ``q`` tokens when ``q`` is given).
 
@@ -49,7 +43,7 @@ def _bases(options: Mapping[str, Any], q: int | None = None) -> list[str]:
     list for ``q = 2``: a drawn index keeps its family while Hypothesis shrinks ``q``. The
     random joint, which draws the fewest values, comes first: Hypothesis shrinks towards it.
     """
-    families = _registry()
+    families = registered_families()
     names = sorted(options["families"], key=lambda name: (families[name].max_q is not None,
                                                           name != "random-joint"))
     return [name for name in names
@@ -63,7 +57,7 @@ def _draw(draw: Any, n: int, q: int, options: Mapping[str, Any]) -> dict[str, An
 
     lo, hi = options["frozen"]
     full = n + max(lo, min(draw(st.integers(lo, hi)), largest_n(q, MAX_BASE_STATES) - n))
-    base = _registry()[draw(st.sampled_from(_bases(options, q)))]
+    base = registered_families()[draw(st.sampled_from(_bases(options, q)))]
     spec = base.draw_spec(draw, full, q, base.defaults)
     sites = draw(st.permutations(range(full)))[:n]  # shrinks towards the first n sites in order
     context = draw(st.lists(st.integers(0, q - 1), min_size=full, max_size=full))
@@ -71,7 +65,7 @@ def _draw(draw: Any, n: int, q: int, options: Mapping[str, Any]) -> dict[str, An
 
 
 def _options() -> dict[str, Any]:
-    return {"families": tuple(name for name in _registry() if name != "restricted"),
+    return {"families": tuple(name for name in registered_families() if name != "restricted"),
             "frozen": (1, 3)}
 
 
@@ -83,7 +77,7 @@ def _compatible(spec: ModelSpec) -> bool:
     base = spec.params["base"]
     if base.compatible:
         return True
-    family = _registry()[base.family]
+    family = registered_families()[base.family]
     if family.spin_couplings is None:
         return False
     sites = list(spec.params["sites"])
@@ -92,12 +86,12 @@ def _compatible(spec: ModelSpec) -> bool:
 
 
 def _q_limit(options: Mapping[str, Any]) -> int | None:
-    limits = [_registry()[name].max_q for name in _bases(options)]
+    limits = [registered_families()[name].max_q for name in _bases(options)]
     return None if None in limits else max(limits)
 
 
 def _compatible_draws(options: Mapping[str, Any]) -> bool | None:
-    families = _registry()
+    families = registered_families()
     verdicts = {families[name].compatible_draws(families[name].defaults)
                 for name in _bases(options)}
     return True if verdicts == {True} else None

@@ -14,14 +14,12 @@ from typing import Any
 
 from glauber.errors import InvalidParameterError, UnknownModelError
 from glauber.toy_models.base import ToyModel
-from glauber.toy_models.family import Preset
+from glauber.toy_models.family import Preset, registered_families
 
 
 def toy_presets() -> dict[str, Preset]:
     """Every command-line name of a toy family (the families' presets, in their order)."""
-    from glauber.toy_models import FAMILIES
-
-    return FAMILIES.presets
+    return registered_families().presets
 
 
 def describe_toy_families() -> str:
