@@ -93,6 +93,14 @@ def test_benchmark_runs_and_respects_its_bounds(monkeypatch):
     for r in res["rows"]:
         assert 0.0 <= r["measured"] <= 1.0
     assert {"all", "family ising", "n >= 3"} <= set(res["summary"][0.1])
+    # the checked rows are the targets on n >= 3, and where_lost says which side of each it is
+    s = res["summary"][0.1]["n >= 3"]
+    assert [r["measured"] for r in checked] == [s["search"]["entry_fraction"],
+                                                 s["search"]["rho_fraction"]]
+    first = bench.where_lost(res).splitlines()[1]
+    for key, name in (("entry_fraction", "entries"), ("rho_fraction", "rho")):
+        side = "met" if s["search"][key] >= bench.TARGETS[key] else "lost"
+        assert f"{name} {s['search'][key]:.3f} ({side} against {bench.TARGETS[key]})" in first
 
 
 def test_any_method_ceiling_counts_the_bounded_models_only():
