@@ -2,15 +2,19 @@
 
 - :func:`certify` (:mod:`~glauber.certify.pipeline`): every stage on one model, one
   :class:`Certificate` holding each stage's own result;
-- :mod:`~glauber.certify.stages`: the stages as data (:class:`Stage`: name, run, claims,
-  render), in order, and the :class:`ClaimKey` of every claim; :mod:`~glauber.certify.runs`
-  computes the built-in ones;
-- :class:`Certificate` and its parts (:mod:`~glauber.certify.certificate`), with exact JSON
+- :mod:`~glauber.certify.stages`: the stages, in order (:class:`Stage`: name, run, claims,
+  render, from :mod:`~glauber.certify.stage_run` with :class:`StageRun`; their fields in
+  :mod:`~glauber.certify.stage_fields`; the :class:`ClaimKey` of every claim in
+  :mod:`~glauber.certify.claim_key`);
+  :mod:`~glauber.certify.runs` computes the built-in ones;
+- :class:`Certificate` and its parts (:mod:`~glauber.certify.certificate`; :class:`ExactValues`
+  in :mod:`~glauber.certify.exact`), with exact JSON
   round-trip; claims looked up by a stable :class:`ClaimKey`;
 - :mod:`~glauber.certify.claims`: what each statement of the paper says about these numbers;
 - :mod:`~glauber.certify.exact`: the exact values of a small chain beside the estimates;
-- :func:`format_certificate` (:mod:`~glauber.certify.render`): the human-readable table, opening
-  with :func:`verdict_lines` (:mod:`~glauber.certify.verdict`): the answers first;
+- :func:`format_certificate` (:mod:`~glauber.certify.table`, its sections in
+  :mod:`~glauber.certify.render`): the human-readable table, opening with :func:`verdict_lines`
+  (:mod:`~glauber.certify.verdict`): the answers first;
 - :mod:`~glauber.certify.report`: the certificate as one self-contained HTML page
   (``glauber report``).
 
@@ -24,17 +28,18 @@ import types
 
 from glauber.certify.certificate import (
     Certificate,
-    ExactValues,
     Settings,
     Source,
     Timings,
     Versions,
 )
-from glauber.certify.exact import EXACT_MAX_STATES, exact_values
+from glauber.certify.claim_key import ClaimKey
+from glauber.certify.exact import EXACT_MAX_STATES, ExactValues, exact_values
 from glauber.certify.pipeline import certify
-from glauber.certify.render import format_certificate
 from glauber.certify.runs import drift_band
-from glauber.certify.stages import ClaimKey, Stage, StageRun, all_stages, stage_names
+from glauber.certify.stage_run import Stage, StageRun
+from glauber.certify.stages import all_stages, stage_names
+from glauber.certify.table import format_certificate
 from glauber.certify.verdict import verdict_lines
 from glauber.core.claims import Claim
 

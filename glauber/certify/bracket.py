@@ -23,8 +23,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from glauber.certify.claim_key import ClaimKey
 from glauber.certify.render import _row
-from glauber.certify.stages import ClaimKey, StageRun
+from glauber.certify.stage_run import StageRun
 from glauber.certify.verdict import wrap
 from glauber.core.claims import Claim
 from glauber.errors import UnboundableModelError

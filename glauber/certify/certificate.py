@@ -29,8 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from glauber.certify import stages
-from glauber.certify.stages import ClaimKey
+from glauber.certify import stage_fields
+from glauber.certify.claim_key import ClaimKey
+from glauber.certify.exact import ExactValues
 from glauber.core.arrays import JsonResult, jsonable
 from glauber.core.claims import Claim
 from glauber.core.kernel_spec import check_kernel, parse_schedule
@@ -43,110 +44,6 @@ from glauber.estimators.influence import InfluenceResult
 from glauber.estimators.margins import MarginsResult
 from glauber.estimators.rectangle import RectangleTestResult
 from glauber.exact.kernel_summary import KernelSummary
-from glauber.exact.rectangles import RectangleSummary
-from glauber.theory.contraction import ContractionCertificate
-
-
-@dataclass(frozen=True)
-class StateMass(JsonResult):
-    """A state of an exact chain and its stationary mass, as a log (exact where it underflows)."""
-
-    state: tuple[int, ...]
-    log_mass: float
-
-
-@dataclass(frozen=True)
-class Trap(JsonResult):
-    """A perfect trap of an exact chain (every site at its strict argmax; Theorem 8).
-
-    Attributes
-    ----------
-    state : tuple of int
-    delta_star : float
-        Its margin ``Delta*`` (smallest over the sites of the argmax score less the runner-up).
-    escape_bound : float
-        Theorem 8's bound ``|V| e^{-Delta*/tau}`` on the one-step escape probability.
-    exact_escape : float
-        The exact one-step escape probability ``P(x, {x}^c)``.
-    log_mass : float
-        Its log stationary mass.
-    """
-
-    state: tuple[int, ...]
-    delta_star: float
-    escape_bound: float
-    exact_escape: float
-    log_mass: float
-
-
-@dataclass(frozen=True)
-class ExactValues(JsonResult):
-    """Exact values from the full transition matrix of a small chain (``q**n`` states).
-
-    Attributes
-    ----------
-    num_states : int
-    contraction : ContractionCertificate
-        Corrected Theorem 5 from the exact influence matrix, enclosed against the rounding of
-        its TVs (rigorous for this chain).
-    tmix : int or None
-        The exact worst-start ``t_mix(eps)`` (None if it could not be computed: see ``notes``).
-    relaxation_time, absolute_gap : float or None
-        ``1 / gamma_*`` and ``gamma_* = 1 - max{|lambda| : lambda != 1}``.
-    reversible : bool or None
-        Detailed balance holds (Theorem 3: a compatible chain is reversible); None when the
-        log-accurate stationary law it needs could not be computed (see ``notes``).
-    trap_mass, log_trap_mass : float or None
-        ``mu_tau({x})`` of the certificate's best perfect trap (the hypothesis of Theorem 8's
-        ``t_mix`` bound), and its log (exact even where the mass underflows).
-    mode_state : tuple of int
-        The state of largest stationary mass, and ``max_stationary_mass`` its mass.
-    max_stationary_mass : float
-    perfect_traps : int
-        States whose every site holds its strict argmax (over all ``q**n`` states).
-    best_trap_state, best_trap_delta_star, best_trap_escape_bound, best_trap_exact_escape,
-    best_trap_log_mass :
-        The perfect trap with the largest margin over all states, its margin, Theorem 8's bound
-        ``|V| e^{-Delta*/tau}`` on its escape probability, the exact escape probability and its
-        log stationary mass (None without a perfect trap).
-    rectangles : RectangleSummary
-        ``|delta|`` over every rectangle (Proposition 4: all 0 for a joint law).
-    notes : tuple of str
-        What could not be computed, and why.
-    tmix_lower : int or None
-        ``tmix`` when it was computed; else a rigorous lower bound on it (the step limit of the
-        exact computation plus one, or the spectral bound
-        :func:`glauber.certify.exact.spectral_tmix_lower_bound`, whichever is larger).
-    top_states : tuple of StateMass
-        The most probable states of the stationary law, most probable first (at most
-        :data:`glauber.certify.exact.TOP_STATES`; empty in certificates written before them).
-    traps : tuple of Trap
-        The perfect traps of largest margin, largest first (at most
-        :data:`glauber.certify.exact.TOP_STATES`).
-    """
-
-    num_states: int
-    contraction: ContractionCertificate
-    tmix: int | None
-    relaxation_time: float | None
-    absolute_gap: float | None
-    reversible: bool | None
-    trap_mass: float | None
-    log_trap_mass: float | None
-    mode_state: tuple[int, ...]
-    max_stationary_mass: float
-    perfect_traps: int
-    best_trap_state: tuple[int, ...] | None
-    best_trap_delta_star: float | None
-    best_trap_escape_bound: float | None
-    best_trap_exact_escape: float | None
-    best_trap_log_mass: float | None
-    rectangles: RectangleSummary
-    notes: tuple[str, ...] = ()
-    tmix_lower: int | None = None
-    top_states: tuple[StateMass, ...] = ()
-    traps: tuple[Trap, ...] = ()
-
 
 #: Model rows the influence search may spend when influences are not enumerated: 82-89 s
 #: for AntiBERTy on the full 120-residue trastuzumab VH chain on two CPU cores, where the
@@ -408,12 +305,12 @@ class Certificate:
             raise InvalidParameterError(f"certificate must be an object, got {type(data).__name__}")
         timings = data.get("timings")
         if isinstance(timings, dict) and "seconds" not in timings:  # one field per stage, as
-            seconds = {k: timings[k] for k in stages.stage_names() if k in timings}  # before
+            seconds = {k: timings[k] for k in stage_fields.STAGE_FIELDS if k in timings}  # before
             data = {**data, "timings": {**timings, "seconds": seconds}}
         own = {f.name for f in dataclasses.fields(cls)}
         results = {
             name: _decode(tp, data[name], f"certificate.{name}")
-            for stage in stages.all_stages() for name, tp in stage.fields.items()
+            for fields in stage_fields.STAGE_FIELDS.values() for name, tp in fields.items()
             if name not in own and name in data
         }
         cert = _decode(cls, {k: v for k, v in data.items() if k != "results"}, "certificate")
@@ -570,12 +467,9 @@ __all__ = [
     "DEFAULT_SEARCH_BUDGET",
     "Certificate",
     "ClaimKey",
-    "ExactValues",
     "Settings",
     "Source",
-    "StateMass",
     "Timings",
-    "Trap",
     "Versions",
     "software_versions",
 ]

@@ -12,14 +12,12 @@ also confronted with them (``Claim.exact``, ``Claim.holds``).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from glauber.certify import stages
-from glauber.certify.stages import ClaimKey
+from glauber.certify.claim_key import ClaimKey
 from glauber.core.claims import Claim
 from glauber.estimators.coupling import CouplingResult
 from glauber.estimators.drift import DriftResult
@@ -28,21 +26,8 @@ from glauber.estimators.margins import MarginsResult
 from glauber.estimators.rectangle import RectangleTestResult
 
 if TYPE_CHECKING:
-    from glauber.certify.certificate import Certificate, ExactValues
-
-
-def build_claims(cert: Certificate) -> tuple[Claim, ...]:
-    """The claims of a certificate, stage by stage (:func:`~glauber.certify.stages.all_stages`),
-    each naming the certified model as its subject.
-
-    The built-in stages claim, in order: Proposition 4; Theorem 5 corrected and as printed,
-    Corollary 7, corrected Theorem 5 on ``tanh(Delta / (4 tau))``; Theorem 8 on the best perfect
-    trap (and on the caller's basin when there is one); Section 5.4 as printed and corrected;
-    Section 6.1 coupling. Every claim reads only the certificate, so one read back from JSON
-    rebuilds the same claims.
-    """
-    claims = [c for stage in stages.all_stages() for c in stage.claims(cert)]
-    return tuple(dataclasses.replace(c, subject=cert.model) for c in claims)
+    from glauber.certify.certificate import Certificate
+    from glauber.certify.exact import ExactValues
 
 
 def rectangle_claims(cert: Certificate) -> list[Claim]:
@@ -420,7 +405,6 @@ def _fmt(value: float | None) -> str:
 
 
 __all__ = [
-    "build_claims",
     "coupling_claims",
     "drift_claims",
     "influence_claims",

@@ -12,15 +12,17 @@ and every rectangle's ``delta`` (Proposition 4).
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-from glauber.certify.certificate import ExactValues, StateMass, Trap
+from glauber.core.arrays import JsonResult
 from glauber.errors import StepLimitError
 from glauber.exact.chain import ExactChain
+from glauber.exact.rectangles import RectangleSummary
 from glauber.exact.spectral import GAP_RTOL, spectral_tmix_lower_bound
 from glauber.exact.unavailable import Attempts
-from glauber.theory.contraction import certify_contraction
+from glauber.theory.contraction import ContractionCertificate, certify_contraction
 from glauber.theory.distances import tv_rounding_bound
 from glauber.theory.escape import theorem8_escape_bound
 from glauber.theory.floating import RoundingFormats
@@ -36,6 +38,107 @@ EXACT_MAX_STATES = 8192
 EXACT_TMIX_MAX_STEPS = 500
 #: States of largest stationary mass, and perfect traps of largest margin, kept in a certificate.
 TOP_STATES = 10
+
+
+@dataclass(frozen=True)
+class StateMass(JsonResult):
+    """A state of an exact chain and its stationary mass, as a log (exact where it underflows)."""
+
+    state: tuple[int, ...]
+    log_mass: float
+
+
+@dataclass(frozen=True)
+class Trap(JsonResult):
+    """A perfect trap of an exact chain (every site at its strict argmax; Theorem 8).
+
+    Attributes
+    ----------
+    state : tuple of int
+    delta_star : float
+        Its margin ``Delta*`` (smallest over the sites of the argmax score less the runner-up).
+    escape_bound : float
+        Theorem 8's bound ``|V| e^{-Delta*/tau}`` on the one-step escape probability.
+    exact_escape : float
+        The exact one-step escape probability ``P(x, {x}^c)``.
+    log_mass : float
+        Its log stationary mass.
+    """
+
+    state: tuple[int, ...]
+    delta_star: float
+    escape_bound: float
+    exact_escape: float
+    log_mass: float
+
+
+@dataclass(frozen=True)
+class ExactValues(JsonResult):
+    """Exact values from the full transition matrix of a small chain (``q**n`` states).
+
+    Attributes
+    ----------
+    num_states : int
+    contraction : ContractionCertificate
+        Corrected Theorem 5 from the exact influence matrix, enclosed against the rounding of
+        its TVs (rigorous for this chain).
+    tmix : int or None
+        The exact worst-start ``t_mix(eps)`` (None if it could not be computed: see ``notes``).
+    relaxation_time, absolute_gap : float or None
+        ``1 / gamma_*`` and ``gamma_* = 1 - max{|lambda| : lambda != 1}``.
+    reversible : bool or None
+        Detailed balance holds (Theorem 3: a compatible chain is reversible); None when the
+        log-accurate stationary law it needs could not be computed (see ``notes``).
+    trap_mass, log_trap_mass : float or None
+        ``mu_tau({x})`` of the certificate's best perfect trap (the hypothesis of Theorem 8's
+        ``t_mix`` bound), and its log (exact even where the mass underflows).
+    mode_state : tuple of int
+        The state of largest stationary mass, and ``max_stationary_mass`` its mass.
+    max_stationary_mass : float
+    perfect_traps : int
+        States whose every site holds its strict argmax (over all ``q**n`` states).
+    best_trap_state, best_trap_delta_star, best_trap_escape_bound, best_trap_exact_escape,
+    best_trap_log_mass :
+        The perfect trap with the largest margin over all states, its margin, Theorem 8's bound
+        ``|V| e^{-Delta*/tau}`` on its escape probability, the exact escape probability and its
+        log stationary mass (None without a perfect trap).
+    rectangles : RectangleSummary
+        ``|delta|`` over every rectangle (Proposition 4: all 0 for a joint law).
+    notes : tuple of str
+        What could not be computed, and why.
+    tmix_lower : int or None
+        ``tmix`` when it was computed; else a rigorous lower bound on it (the step limit of the
+        exact computation plus one, or the spectral bound
+        :func:`glauber.certify.exact.spectral_tmix_lower_bound`, whichever is larger).
+    top_states : tuple of StateMass
+        The most probable states of the stationary law, most probable first (at most
+        :data:`glauber.certify.exact.TOP_STATES`; empty in certificates written before them).
+    traps : tuple of Trap
+        The perfect traps of largest margin, largest first (at most
+        :data:`glauber.certify.exact.TOP_STATES`).
+    """
+
+    num_states: int
+    contraction: ContractionCertificate
+    tmix: int | None
+    relaxation_time: float | None
+    absolute_gap: float | None
+    reversible: bool | None
+    trap_mass: float | None
+    log_trap_mass: float | None
+    mode_state: tuple[int, ...]
+    max_stationary_mass: float
+    perfect_traps: int
+    best_trap_state: tuple[int, ...] | None
+    best_trap_delta_star: float | None
+    best_trap_escape_bound: float | None
+    best_trap_exact_escape: float | None
+    best_trap_log_mass: float | None
+    rectangles: RectangleSummary
+    notes: tuple[str, ...] = ()
+    tmix_lower: int | None = None
+    top_states: tuple[StateMass, ...] = ()
+    traps: tuple[Trap, ...] = ()
 
 
 def exact_values(
@@ -176,5 +279,5 @@ def _best_trap(chain: ExactChain, log_pi: np.ndarray) -> tuple[dict, tuple[Trap,
     return out, traps
 
 
-__all__ = ["EXACT_MAX_STATES", "EXACT_TMIX_MAX_STEPS", "TOP_STATES", "exact_values",
-           "spectral_tmix_lower_bound"]
+__all__ = ["EXACT_MAX_STATES", "EXACT_TMIX_MAX_STEPS", "TOP_STATES", "ExactValues", "StateMass",
+           "Trap", "exact_values", "spectral_tmix_lower_bound"]

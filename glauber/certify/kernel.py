@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from glauber.certify.certificate import Certificate
-    from glauber.certify.stages import StageRun
+    from glauber.certify.stage_run import StageRun
 
 
 def run(run: StageRun) -> dict[str, Any]:

@@ -15,8 +15,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import numpy as np
 
@@ -27,9 +28,9 @@ from glauber.certify.certificate import (
     Timings,
     software_versions,
 )
-from glauber.certify.claims import build_claims
 from glauber.certify.exact import EXACT_MAX_STATES
-from glauber.certify.stages import StageRun, stream
+from glauber.certify.stage_run import StageRun, stream
+from glauber.certify.stages import build_claims
 from glauber.core.conditionals import answers_on_host, host_states
 from glauber.core.enumeration import table_queries
 from glauber.core.memory import check_fits

@@ -1,49 +1,23 @@
-"""The human-readable table of a :class:`~glauber.certify.certificate.Certificate`.
+"""The sections of a certificate's printed table and their text helpers.
 
-It opens with the verdict (:func:`glauber.certify.verdict.verdict_lines`): the answers a user
-came for, then every statement as proved, known exactly, estimated or giving nothing, and a
-legend of the claim labels. Then the model, each stage's sections (the ``render`` of
-:func:`~glauber.certify.stages.all_stages`: incompatibility (Proposition 4), influence & Theorem 5
-(with the exact chain's column when the certificate holds exact values), margins & Theorem 8, the
-exact chain, drift (Section 5.4), coupling (Section 6.1)), the claims and the timings.
+The stages' sections (each stage's ``render``: incompatibility (Proposition 4), influence &
+Theorem 5 (with the exact chain's column when the certificate holds exact values), margins &
+Theorem 8, the exact chain, drift (Section 5.4), coupling (Section 6.1)), the model, claims and
+timings sections, and the row and number formats the other stage modules share. The table itself
+is assembled by :func:`glauber.certify.table.format_certificate`.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 
-from glauber.certify import stages
 from glauber.certify.certificate import Certificate
-from glauber.certify.verdict import LEGEND, state_text, verdict_lines
+from glauber.certify.verdict import state_text
 
 _WIDTH = 34
-
-
-def format_certificate(
-    cert: Certificate,
-    outputs: Mapping[str, str] | None = None,
-    bracket: Mapping[str, Any] | None = None,
-) -> str:
-    """The human-readable table of a certificate (sections as in the module docstring).
-
-    ``outputs`` (what the command wrote, and where) and ``bracket`` go to the verdict
-    (:func:`~glauber.certify.verdict.verdict_lines`)."""
-    lines: list[str] = [
-        f"glauber certify: {cert.model} at tau = {cert.tau:g} (n = {cert.n}, q = {cert.q}, "
-        f"eps = {cert.eps:g}, seed = {cert.seed}, device = {cert.device})"
-    ]
-    for title, body in (
-        ("verdict", verdict_lines(cert, outputs, bracket)),
-        ("model", _model_section(cert)),
-        *(section for stage in stages.all_stages() for section in stage.render(cert)),
-        ("claims", _claims_section(cert)),
-        ("timings", _timings_section(cert)),
-    ):
-        lines += ["", f"== {title} =="] + body
-    return "\n".join(lines)
 
 
 def rectangle_sections(cert: Certificate) -> list[tuple[str, list[str]]]:
@@ -103,7 +77,7 @@ def _first(values: Any, limit: int = 8) -> tuple[Any, ...]:
     return (*values[:limit], f"... ({len(values) - limit} more)")
 
 
-def _model_section(cert: Certificate) -> list[str]:
+def model_section(cert: Certificate) -> list[str]:
     s = cert.settings
     return [
         _row("model", cert.model),
@@ -304,7 +278,7 @@ def _coupling_section(cert: Certificate) -> list[str]:
     ]
 
 
-def _claims_section(cert: Certificate) -> list[str]:
+def claims_section(cert: Certificate) -> list[str]:
     out = []
     for c in cert.claims:
         held = "held" if c.hypothesis_held else "not held"
@@ -321,7 +295,7 @@ def _claims_section(cert: Certificate) -> list[str]:
 _TIMED = {"table": "score table of the exact chain", "exact": "exact values"}
 
 
-def _timings_section(cert: Certificate) -> list[str]:
+def timings_section(cert: Certificate) -> list[str]:
     t = cert.timings
     rate = t.rows / t.total if t.total > 0 else math.inf
     chain_only = () if cert.exact else ("table", "exact")  # 0 s: no chain was built
@@ -335,13 +309,13 @@ def _timings_section(cert: Certificate) -> list[str]:
 
 
 __all__ = [
-    "LEGEND",
+    "claims_section",
     "coupling_sections",
     "drift_sections",
     "exact_sections",
-    "format_certificate",
     "influence_sections",
     "margins_sections",
+    "model_section",
     "rectangle_sections",
-    "verdict_lines",
+    "timings_section",
 ]

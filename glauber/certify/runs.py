@@ -1,7 +1,7 @@
 """What the built-in stages of :func:`~glauber.certify.certify` compute, and the rows they ask.
 
 One ``run`` function per stage (:mod:`glauber.certify.stages` lists them), each taking the
-:class:`~glauber.certify.stages.StageRun` and returning its results by certificate field, and
+:class:`~glauber.certify.stage_run.StageRun` and returning its results by certificate field, and
 one ``*_rows`` function giving the model rows it plans to ask (for the progress report):
 
 - ``table``: the exact chain's score table (``n q^(n-1)`` queries); every later stage reads it;
@@ -24,7 +24,7 @@ import numpy as np
 
 from glauber.certify.bracket import wants_memo
 from glauber.certify.exact import EXACT_MAX_STATES, exact_values
-from glauber.certify.stages import StageRun
+from glauber.certify.stage_run import StageRun
 from glauber.core.enumeration import all_states
 from glauber.errors import BasinError
 from glauber.estimators.coupling import coupling_time

@@ -25,7 +25,8 @@ import math
 import textwrap
 from typing import Any, Mapping, Sequence
 
-from glauber.certify.certificate import Certificate, ClaimKey
+from glauber.certify.certificate import Certificate
+from glauber.certify.claim_key import ClaimKey
 from glauber.core.claims import Claim
 
 #: Width of the printed verdict (characters).

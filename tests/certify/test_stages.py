@@ -20,10 +20,13 @@ import networkx as nx
 import numpy as np
 import pytest
 
+import glauber.certify.stage_fields as stage_fields_module
 import glauber.certify.stages as stages_module
 from glauber.certify import Certificate, Settings, certify, format_certificate
 from glauber.certify.certificate import Timings
-from glauber.certify.stages import Stage, StageRun, all_stages
+from glauber.certify.stage_fields import STAGE_FIELDS
+from glauber.certify.stage_run import Stage, StageRun
+from glauber.certify.stages import all_stages
 from glauber.core.arrays import JsonResult
 from glauber.core.claims import Claim
 from glauber.core.validation import Temperature
@@ -69,6 +72,9 @@ def with_rowsum(monkeypatch):
     at = [s.name for s in builtin].index("influence") + 1
     extended = (*builtin[:at], ROWSUM, *builtin[at:])
     monkeypatch.setattr(stages_module, "all_stages", lambda: extended)
+    # and its fields, which the certificate decodes from (docs/architecture.md)
+    monkeypatch.setattr(stage_fields_module, "STAGE_FIELDS",
+                        {stage.name: stage.fields for stage in extended})
     return extended
 
 
@@ -148,7 +154,7 @@ def test_tau_is_validated_once_on_a_certify_route(monkeypatch, kw):
     # Counted: temperatures that go through check_tau's validation (a Temperature passes as it
     # is). Before this change check_tau ran 83 times on the first route (77 on the second),
     # each one validating; the margins' rounding bound still checks its own tau = 1 twice.
-    import glauber.core.validation as validation
+    from glauber.core import validation
 
     checked = []
     original = validation._checked_temperature
@@ -177,3 +183,9 @@ def test_old_timings_and_certificates_still_read():
                                     "margins": 0.1, "exact": 0.1, "drift": 0.1, "coupling": 0.1}
     assert isinstance(back.timings, Timings) and "== timings ==" in format_certificate(back)
     assert np.array_equal(back.influence.C, cert.influence.C)
+
+
+def test_stage_fields_list_every_stage_in_run_order():
+    # the certificate decodes stage results from STAGE_FIELDS without importing the stages
+    assert tuple(STAGE_FIELDS) == tuple(stage.name for stage in all_stages())
+    assert all(dict(stage.fields) == dict(STAGE_FIELDS[stage.name]) for stage in all_stages())

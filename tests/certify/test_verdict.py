@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from glauber.certify import Certificate, certify, format_certificate
-from glauber.certify.claims import build_claims
+from glauber.certify.stages import build_claims
 from glauber.certify.verdict import CATEGORIES, LEGEND, WIDTH, verdict_answers, verdict_lines
 from glauber.core.restrict import RestrictedModel
 from glauber.errors import InvalidParameterError
