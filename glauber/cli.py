@@ -31,7 +31,7 @@ from glauber.errors import USAGE_ERRORS, GlauberError
 
 COMMANDS = (
     "verify", "certify", "recheck", "report", "phase_diagram", "alpha_curve", "trajectory",
-    "compare", "results", "pll", "joints",
+    "compare", "results", "pll", "joints", "advise",
 )
 
 #: Exit codes of the ``glauber`` command.
