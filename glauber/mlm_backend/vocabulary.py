@@ -8,11 +8,20 @@ pass) and turns text into states (:meth:`encode`) and states into text (:meth:`d
 from __future__ import annotations
 
 import numbers
+import re
 from typing import Any, Sequence
 
 import torch
 
 from glauber.errors import InvalidParameterError, VocabularyError
+
+#: Reserved vocabulary slots that no training text contains (BERT's ``[unused1]``, ESM-2's
+#: ``<null_1>``): not special to the tokenizer, but never in a default resampling vocabulary.
+PLACEHOLDER_TOKEN = re.compile(r"\[unused\d+\]|<unused\d+>|<null_\d+>")
+#: ``config.model_type`` of the protein masked LMs whose default resampling vocabulary is the
+#: 20 standard amino acids (ESM-1b, ESM-1v and ESM-2 also list X, B, U, Z, O, '.' and '-'),
+#: written one character per token.
+AMINO_ACID_MODEL_TYPES = frozenset({"esm"})
 
 
 class TokenVocabulary:
@@ -180,8 +189,10 @@ def tokenizer_vocabulary(
     ----------
     tokenizer : transformers tokenizer
     allowed_tokens : sequence of int or str, optional
-        Token ids or token strings a chain may take. Default: every non-special token id
-        below ``model_vocab_size``, in increasing id order.
+        Token ids or token strings a chain may take. Default: every token id below
+        ``model_vocab_size`` that is neither special to the tokenizer nor a reserved
+        placeholder (:data:`PLACEHOLDER_TOKEN`), in increasing id order: a chain never takes
+        ``[CLS]``, ``[MASK]``, ``<pad>``, ... at any temperature.
     model_vocab_size : int
         Number of output rows of the model (ids at or above it cannot be scored).
     split_chars : bool
@@ -198,8 +209,8 @@ def tokenizer_vocabulary(
     special = set(int(t) for t in tokenizer.all_special_ids) | set(int(t) for t in excluded)
     if allowed_tokens is None:
         ids = sorted(
-            i for i in set(int(v) for v in tokenizer.get_vocab().values())
-            if i not in special and i < model_vocab_size
+            i for tok, i in {str(t): int(v) for t, v in tokenizer.get_vocab().items()}.items()
+            if i not in special and i < model_vocab_size and not PLACEHOLDER_TOKEN.fullmatch(tok)
         )
     else:
         ids = [_token_id(tokenizer, t) for t in allowed_tokens]
@@ -216,6 +227,27 @@ def tokenizer_vocabulary(
                 )
     labels = [str(s) for s in tokenizer.convert_ids_to_tokens(ids)]
     return TokenVocabulary(ids, labels, tokenizer=tokenizer, split_chars=split_chars, device=device)
+
+
+def amino_acid_tokens(tokenizer: Any) -> list[str]:
+    """The 20 standard amino acids in the tokenizer's vocabulary, alphabetically (the default
+    resampling vocabulary of :data:`AMINO_ACID_MODEL_TYPES`).
+
+    Raises
+    ------
+    VocabularyError
+        If the tokenizer lacks one of them (pass ``allowed_tokens``).
+    """
+    from glauber.mlm_backend.sequences import AMINO_ACIDS
+
+    vocab = tokenizer.get_vocab()
+    missing = [a for a in AMINO_ACIDS if a not in vocab]
+    if missing:
+        raise VocabularyError(
+            f"the tokenizer of this protein model has no token for {' '.join(missing)}; pass "
+            "allowed_tokens=[...] to choose the resampling vocabulary"
+        )
+    return list(AMINO_ACIDS)
 
 
 def _token_id(tokenizer: Any, token: int | str) -> int:
@@ -237,6 +269,9 @@ def _token_id(tokenizer: Any, token: int | str) -> int:
 
 
 __all__ = [
+    "AMINO_ACID_MODEL_TYPES",
+    "PLACEHOLDER_TOKEN",
+    "amino_acid_tokens",
     "tokenizer_vocabulary",
     "TokenVocabulary",
 ]
