@@ -216,3 +216,20 @@ def test_random_esm_models_upper_exact_searched(model):
     assert type(model.spec).__name__ == "MaskedLMSpec" and model.spec.arch == "esm"
     check_upper_exact_searched(model, 0.8)
 
+
+def test_same_weights_another_function_is_another_score_table():
+    """Found by the large profile: drawn ESM models with the same seed and scale but token
+    dropout on and off have identical weights, and shared one cached score table."""
+    from glauber.testing import MaskedLMSpec
+
+    base = dict(arch="esm", layers=1, hidden=8, heads=2, scale=0.36, eps=1e-5, seed=0,
+                tokens=("H", "E"), context=None, sites=(0, 1))
+    plain, dropout = (MaskedLMSpec(**base, variant=v).build() for v in (0, 2))
+    wider = MaskedLMSpec(**{**base, "eps": 1e-2}, variant=0).build()
+    assert all(torch.equal(a, b) for a, b in zip(plain.model.state_dict().values(),
+                                                 dropout.model.state_dict().values()))
+    x = torch.tensor([[0, 1], [1, 0]])
+    for other in (dropout, wider):
+        assert not torch.allclose(plain.scores(x, [0, 1]), other.scores(x, [0, 1]), atol=1e-4)
+        assert plain.cache_key != other.cache_key
+    assert plain.cache_key == MaskedLMSpec(**base, variant=0).build().cache_key
