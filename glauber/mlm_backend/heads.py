@@ -24,12 +24,16 @@ from typing import Any, Callable, Sequence
 import torch
 from torch import nn
 
+from glauber.errors import UnboundableModelError
 from glauber.theory.layernorm_head import HeadEnclosure, layernorm_head_enclosure
 
 #: The ``*ForMaskedLM`` classes of transformers whose head :func:`split_masked_lm` applies at the
 #: masked position and :func:`layernorm_head_parts` evaluates in float64.
 KNOWN_HEADS = ("BertForMaskedLM", "RobertaForMaskedLM", "DistilBertForMaskedLM",
                "ModernBertForMaskedLM", "EsmForMaskedLM")
+#: What the weight bound needs of a head, in the words of the errors.
+BOUND_STRUCTURE = ("scores that end in LayerNorm(d) -> Linear(d, V) (plus an optional bias), "
+                   "whose last two layers glauber evaluates in float64")
 
 
 @dataclass(frozen=True)
@@ -121,7 +125,8 @@ def layernorm_head_parts(model: Any) -> LayerNormHeadParts | None:
     ``lm_head`` with the exact gelu; DistilBERT: ``vocab_transform``, ``activation``,
     ``vocab_layer_norm``, ``vocab_projector``; ModernBERT: ``head`` and ``decoder``; ESM:
     ``lm_head.dense``, ESM's own erf gelu, ``lm_head.layer_norm``, ``lm_head.decoder``, which
-    has no bias, and the separate ``lm_head.bias``).
+    has no bias, and the separate ``lm_head.bias``). Use :func:`checked_head_parts` to know
+    why a model has none.
     """
     name = type(model).__name__
     if not _is_transformers_model(model):
@@ -150,6 +155,54 @@ def layernorm_head_parts(model: Any) -> LayerNormHeadParts | None:
     return None
 
 
+def head_structure_problem(parts: LayerNormHeadParts) -> str | None:
+    """What keeps ``parts`` from the float64 head and its bound, or None when nothing does.
+
+    The norm must be a ``torch.nn.LayerNorm`` over one axis of size ``d`` (its weight and bias,
+    if any, of length ``d``), the decoder a ``torch.nn.Linear`` from ``d`` inputs, and an extra
+    bias, if any, one number per decoder output.
+    """
+    norm, decoder = parts.norm, parts.decoder
+    if not isinstance(norm, nn.LayerNorm) or len(norm.normalized_shape) != 1:
+        return f"its last normalisation is {type(norm).__name__}, not a LayerNorm over one axis"
+    d = int(norm.normalized_shape[0])
+    if not isinstance(decoder, nn.Linear):
+        return f"its decoder is {type(decoder).__name__}, not a torch.nn.Linear"
+    if decoder.in_features != d:
+        return (f"its decoder takes {decoder.in_features} inputs but its LayerNorm gives {d}")
+    if parts.bias is not None and tuple(parts.bias.shape) != (decoder.out_features,):
+        return (f"its extra bias has shape {tuple(parts.bias.shape)}, not "
+                f"({decoder.out_features},)")
+    return None
+
+
+def checked_head_parts(model: Any) -> LayerNormHeadParts:
+    """:func:`layernorm_head_parts` of ``model``, checked by :func:`head_structure_problem`.
+
+    Raises
+    ------
+    UnboundableModelError
+        If the architecture is not one of :data:`KNOWN_HEADS` or its head does not have the
+        structure the bound needs; the message names the class and that structure.
+    """
+    name = type(model).__name__
+    parts = layernorm_head_parts(model)
+    if parts is None:
+        raise UnboundableModelError(
+            f"{name} is not a masked LM whose head glauber knows: the weight bound needs "
+            f"{BOUND_STRUCTURE} (known: {', '.join(KNOWN_HEADS)}). Its scores come from "
+            "the full forward pass (head='full'); convert the checkpoint to a known "
+            "architecture, or use the tabulated bound of a small window"
+        )
+    problem = head_structure_problem(parts)
+    if problem is not None:
+        raise UnboundableModelError(
+            f"the head of this {name} does not have the structure the weight bound needs "
+            f"({BOUND_STRUCTURE}): {problem}; use head='masked' or head='full' (no bound)"
+        )
+    return parts
+
+
 class Float64Head:
     """``LayerNorm -> decoder`` on the resampling vocabulary, in float64, returning float32.
 
@@ -165,6 +218,7 @@ class Float64Head:
     Parameters
     ----------
     parts : LayerNormHeadParts
+        Checked by :func:`head_structure_problem` (``checked_head_parts`` does it).
     token_ids : sequence of int
         The model's output rows of the resampling vocabulary, in order.
     device : torch.device
@@ -177,7 +231,8 @@ class Float64Head:
         d = int(norm.normalized_shape[0])
         with torch.no_grad():
             W = decoder.weight.detach().index_select(0, ids).double()
-            g = norm.weight.detach().double()
+            g = (norm.weight.detach().double() if norm.weight is not None
+                 else torch.ones(d, dtype=torch.float64, device=W.device))
             beta = (norm.bias.detach().double() if norm.bias is not None
                     else torch.zeros_like(g))
             bias = torch.zeros(len(ids), dtype=torch.float64, device=W.device)
@@ -212,19 +267,24 @@ class Float64Head:
 
 def float64_head(model: Any, token_ids: Sequence[int], device: torch.device) -> Float64Head | None:
     """A :class:`Float64Head` of ``model`` for ``token_ids``, or None when its head is not a
-    known ``LayerNorm -> linear`` one (or the device has no float64, as Apple's MPS)."""
+    known ``LayerNorm -> linear`` one (:func:`checked_head_parts` says why) or the device has
+    no float64 (Apple's MPS)."""
     parts = layernorm_head_parts(model)
-    if parts is None or torch.device(device).type == "mps":
+    if parts is None or head_structure_problem(parts) is not None \
+            or torch.device(device).type == "mps":
         return None
     return Float64Head(parts, token_ids, torch.device(device))
 
 
 __all__ = [
+    "BOUND_STRUCTURE",
     "Float64Head",
     "KNOWN_HEADS",
     "LayerNormHeadParts",
     "MaskedLMParts",
+    "checked_head_parts",
     "float64_head",
+    "head_structure_problem",
     "layernorm_head_parts",
     "split_masked_lm",
 ]

@@ -34,6 +34,7 @@ from glauber.mlm_backend.device import (
 )
 from glauber.mlm_backend.heads import (
     KNOWN_HEADS,
+    checked_head_parts,
     float64_head,
     split_masked_lm,
 )
@@ -158,6 +159,10 @@ class HFMaskedLM(TokenSequenceModel):
         If ``allowed_tokens`` holds unknown or special tokens, or fewer than two.
     SequenceLengthError
         If ``n`` exceeds :attr:`max_sites`.
+    UnboundableModelError
+        If ``head="float64"`` and the model's head is unknown or lacks the ``LayerNorm ->
+        Linear`` end the bound needs (:func:`~glauber.mlm_backend.heads.checked_head_parts`:
+        the message names the class and that structure).
 
     Examples
     --------
@@ -224,6 +229,8 @@ class HFMaskedLM(TokenSequenceModel):
                          if head in ("auto", "float64") else None)
         if head in ("masked", "float64") and (self._parts is None or (
                 head == "float64" and self._float64 is None)):
+            if head == "float64" and self.device.type != "mps":
+                checked_head_parts(self.model)  # names the class and the structure it lacks
             raise InvalidParameterError(
                 f"head={head!r} is not available for {type(model).__name__} on "
                 f"{self.device.type} (known: {', '.join(KNOWN_HEADS)}; float64 needs a device "
@@ -377,6 +384,7 @@ class HFMaskedLM(TokenSequenceModel):
             model has no length yet.
         """
         if self._float64 is None:
+            checked_head_parts(self.model)  # an unknown head: names the class and structure
             raise UnboundableModelError(
                 f"{self.name} computes its scores with head={self.head!r}: no rigorous bound "
                 "(torch's float32 LayerNorm has no a-priori error bound); build it with "
