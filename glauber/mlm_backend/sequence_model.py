@@ -9,9 +9,10 @@ split into sub-batches sized by :func:`glauber.mlm_backend.device.token_budget`.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import torch
 
@@ -171,7 +172,24 @@ def load_pretrained(auto_model: Any, name: str, tokenizer: Any, kind: str,
     return model, tokenizer
 
 
+@contextlib.contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """Silence transformers' load report (heads a loader ignores) and progress bar while loading."""
+    from transformers.utils import logging
+
+    verbosity, bar = logging.get_verbosity(), logging.is_progress_bar_enabled()
+    logging.set_verbosity_error()
+    logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        logging.set_verbosity(verbosity)
+        if bar:
+            logging.enable_progress_bar()
+
+
 __all__ = [
     "TokenSequenceModel",
     "load_pretrained",
+    "quiet_transformers",
 ]
