@@ -7,8 +7,8 @@ hidden state at that position and applying the head to ``[B, hidden]`` costs ``B
 whose ``forward`` is ``head(encoder(...).last_hidden_state)`` position by position (checked against
 the full logits in the tests); any other model uses the full-logits path.
 
-All five heads end in ``LayerNorm -> linear decoder`` (ESM adds a separate bias after a decoder
-without one).
+All six heads end in ``LayerNorm -> linear decoder`` (ESM adds a separate bias after a decoder
+without one; ALBERT's LayerNorm is over its embedding size, not its hidden size).
 :class:`Float64Head` evaluates those two layers for the resampling vocabulary in float64 by the
 algorithm of :mod:`glauber.theory.layernorm_head` (the head's dense layer and activation stay in
 the model's precision), so that the scores the library returns have a rigorous, context-free
@@ -30,7 +30,7 @@ from glauber.theory.layernorm_head import HeadEnclosure, layernorm_head_enclosur
 #: The ``*ForMaskedLM`` classes of transformers whose head :func:`split_masked_lm` applies at the
 #: masked position and :func:`layernorm_head_parts` evaluates in float64.
 KNOWN_HEADS = ("BertForMaskedLM", "RobertaForMaskedLM", "DistilBertForMaskedLM",
-               "ModernBertForMaskedLM", "EsmForMaskedLM")
+               "ModernBertForMaskedLM", "EsmForMaskedLM", "AlbertForMaskedLM")
 #: What the weight bound needs of a head, in the words of the errors.
 BOUND_STRUCTURE = ("scores that end in LayerNorm(d) -> Linear(d, V) (plus an optional bias), "
                    "whose last two layers glauber evaluates in float64")
@@ -66,8 +66,9 @@ def split_masked_lm(model: Any) -> MaskedLMParts | None:
     (``bert`` + ``cls``), ``RobertaForMaskedLM`` (``roberta`` + ``lm_head``),
     ``DistilBertForMaskedLM`` (``distilbert`` + ``vocab_transform``, activation,
     ``vocab_layer_norm``, ``vocab_projector``), ``ModernBertForMaskedLM`` (``model`` +
-    ``head`` + ``decoder``) and ``EsmForMaskedLM`` (``esm`` + ``lm_head``), as defined in the
-    installed transformers 5.x.
+    ``head`` + ``decoder``), ``EsmForMaskedLM`` (``esm`` + ``lm_head``) and
+    ``AlbertForMaskedLM`` (``albert`` + ``predictions``), as defined in the installed
+    transformers 5.x.
     """
     name = type(model).__name__
     if not _is_transformers_model(model):
@@ -91,6 +92,8 @@ def split_masked_lm(model: Any) -> MaskedLMParts | None:
         return MaskedLMParts(model.model, modernbert_head, name)
     if name == "EsmForMaskedLM":
         return MaskedLMParts(model.esm, model.lm_head, name)
+    if name == "AlbertForMaskedLM":
+        return MaskedLMParts(model.albert, model.predictions, name)
     return None
 
 
@@ -101,9 +104,9 @@ class LayerNormHeadParts:
     Attributes
     ----------
     pre : callable
-        The head's dense layer and activation, ``[..., d] -> [..., d]`` (model precision).
+        The head's dense layer and activation, ``[..., h] -> [..., d]`` (model precision).
     norm : torch.nn.LayerNorm
-        Its LayerNorm over the last axis (``weight``, optional ``bias``, ``eps``).
+        Its LayerNorm over the last axis (optional ``weight`` and ``bias``, ``eps``).
     decoder : torch.nn.Linear
         The linear decoder to the vocabulary (optional bias).
     bias : torch.Tensor or None
@@ -125,8 +128,9 @@ def layernorm_head_parts(model: Any) -> LayerNormHeadParts | None:
     ``lm_head`` with the exact gelu; DistilBERT: ``vocab_transform``, ``activation``,
     ``vocab_layer_norm``, ``vocab_projector``; ModernBERT: ``head`` and ``decoder``; ESM:
     ``lm_head.dense``, ESM's own erf gelu, ``lm_head.layer_norm``, ``lm_head.decoder``, which
-    has no bias, and the separate ``lm_head.bias``). Use :func:`checked_head_parts` to know
-    why a model has none.
+    has no bias, and the separate ``lm_head.bias``; ALBERT: ``predictions.dense``,
+    ``activation``, ``LayerNorm`` over the embedding size, ``decoder``, whose bias is the tied
+    ``predictions.bias``). Use :func:`checked_head_parts` to know why a model has none.
     """
     name = type(model).__name__
     if not _is_transformers_model(model):
@@ -152,6 +156,10 @@ def layernorm_head_parts(model: Any) -> LayerNormHeadParts | None:
         head = model.lm_head
         return LayerNormHeadParts(lambda h: esm_gelu(head.dense(h)), head.layer_norm,
                                   head.decoder, head.bias)
+    if name == "AlbertForMaskedLM":
+        head = model.predictions
+        return LayerNormHeadParts(lambda h: head.activation(head.dense(h)), head.LayerNorm,
+                                  head.decoder)
     return None
 
 

@@ -57,7 +57,7 @@ def _seeded(build: Callable[[], Any], seed: int) -> Any:
 
 @pytest.fixture(scope="session")
 def tiny_models(tokenizers) -> dict[str, tuple[Any, Any]]:
-    """Randomly initialised 2-layer masked LMs of five architectures with their tokenizers."""
+    """Randomly initialised 2-layer masked LMs of six architectures with their tokenizers."""
     import transformers as tf
 
     common = dict(
@@ -102,12 +102,20 @@ def tiny_models(tokenizers) -> dict[str, tuple[Any, Any]]:
     )
     with torch.no_grad():
         esm.lm_head.bias.normal_(0.0, INIT)
+    # ALBERT: one group of shared layers, LayerNorm over an embedding size below the hidden one.
+    albert = _seeded(
+        lambda: tf.AlbertForMaskedLM(
+            tf.AlbertConfig(**common, embedding_size=16, num_hidden_groups=1, inner_group_num=1)
+        ),
+        6,
+    )
     return {
         "bert": (bert, tokenizers["bert"]),
         "roberta": (roberta, tokenizers["roberta"]),
         "distilbert": (distil, tokenizers["bert"]),
         "modernbert": (modern, tokenizers["bert"]),
         "esm": (esm, tokenizers["esm"]),
+        "albert": (albert, tokenizers["bert"]),
     }
 
 

@@ -20,7 +20,7 @@ from glauber.mlm_backend import HFMaskedLM
 from glauber.mlm_backend.device import resolve_autocast
 from glauber.models import resolve_model
 
-ARCHS = ["bert", "roberta", "distilbert", "modernbert", "esm"]
+ARCHS = ["bert", "roberta", "distilbert", "modernbert", "esm", "albert"]
 N = 12
 # bfloat16 has an 8-bit significand (7 stored bits), unit roundoff u = 2**-8. Autocast rounds
 # both operands of every matrix product to bf16 and accumulates in float32, so each product

@@ -25,7 +25,7 @@ from glauber.mlm_backend.heads import layernorm_head_parts
 from glauber.testing import masked_lms
 from glauber.theory.floating import softmax_tv_rounding
 
-ARCHS = ["bert", "roberta", "distilbert", "modernbert", "esm"]
+ARCHS = ["bert", "roberta", "distilbert", "modernbert", "esm", "albert"]
 N = 8
 
 pytestmark = pytest.mark.usefixtures("single_thread")

@@ -1,4 +1,4 @@
-"""HFMaskedLM on tiny random BERT, RoBERTa, DistilBERT, ModernBERT and ESM models.
+"""HFMaskedLM on tiny random BERT, RoBERTa, DistilBERT, ModernBERT, ESM and ALBERT models.
 
 Oracles: the model's own full forward pass on input ids built by its own tokenizer from text
 with the mask token (independent of HFMaskedLM's framing and head split), the full-logits path,
@@ -25,7 +25,7 @@ from glauber.errors import (
 )
 from glauber.mlm_backend import HFMaskedLM, load_model
 
-ARCHS = ["bert", "roberta", "distilbert", "modernbert", "esm"]
+ARCHS = ["bert", "roberta", "distilbert", "modernbert", "esm", "albert"]
 N = 12
 
 pytestmark = pytest.mark.usefixtures("single_thread")
