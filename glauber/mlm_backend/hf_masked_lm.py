@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import os
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
@@ -102,7 +102,7 @@ class HFMaskedLM(TokenSequenceModel):
         (:class:`~glauber.mlm_backend.heads.Float64Head`): the scores then have a rigorous
         upper bound on their oscillation (:meth:`oscillation_upper_bound`). ``"masked"``
         applies the model's own head, in the model's precision, at the masked position only
-        (BERT, RoBERTa, DistilBERT, ModernBERT, ESM; see
+        (BERT, RoBERTa, DistilBERT, ModernBERT, ESM, ALBERT; see
         :mod:`glauber.mlm_backend.heads`);
         ``"full"`` computes all logits and gathers the masked position; ``"auto"`` takes the
         first of ``"float64"``, ``"masked"``, ``"full"`` available (float64 is not, on MPS).
@@ -123,6 +123,10 @@ class HFMaskedLM(TokenSequenceModel):
     split_chars : bool, optional
         Tokenise text one character per token (protein models). Default: True for a protein
         model (ESM), else False.
+    splitter : callable, optional
+        ``splitter(text) -> token strings``, splitting text instead of the tokenizer (the
+        SMILES regex of :mod:`glauber.mlm_backend.reactions`); decoded text is then joined
+        without spaces.
     name : str, optional
         Printable model name (defaults to the model's ``name_or_path``).
     check_inputs : bool
@@ -190,6 +194,7 @@ class HFMaskedLM(TokenSequenceModel):
         check_inputs: bool = True,
         autocast: Any = None,
         cuda_graphs: bool = False,
+        splitter: Callable[[str], list[str]] | None = None,
     ) -> None:
         if head not in _HEADS:
             raise InvalidParameterError(f"head must be one of {_HEADS}, got {head!r}")
@@ -222,7 +227,7 @@ class HFMaskedLM(TokenSequenceModel):
             allowed_tokens = amino_acid_tokens(tokenizer)
         self.vocabulary: TokenVocabulary = tokenizer_vocabulary(
             tokenizer, allowed_tokens, int(model.config.vocab_size),
-            protein if split_chars is None else split_chars, self.device,
+            protein if split_chars is None else split_chars, self.device, splitter=splitter,
         )
         self._parts = None if head == "full" else split_masked_lm(self.model)
         self._float64 = (float64_head(self.model, self.vocabulary.token_ids, self.device)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numbers
 import re
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import torch
 
@@ -39,6 +39,10 @@ class TokenVocabulary:
         Tokenise text one character per token, ignoring whitespace (protein language models:
         ``"EVQLV"`` is the five tokens ``E V Q L V``).
     device : torch.device
+    splitter : callable, optional
+        ``splitter(text) -> list of token strings``, used instead of the tokenizer (the SMILES
+        regex of the reaction models); tokens are then joined back without spaces. It raises
+        :class:`~glauber.errors.VocabularyError` on text it cannot split.
 
     Raises
     ------
@@ -53,6 +57,7 @@ class TokenVocabulary:
         tokenizer: Any = None,
         split_chars: bool = False,
         device: torch.device | str = "cpu",
+        splitter: Callable[[str], list[str]] | None = None,
     ) -> None:
         ids = [int(t) for t in token_ids]
         if len(ids) < 2:
@@ -70,6 +75,7 @@ class TokenVocabulary:
         self.labels = tuple(str(s) for s in labels)
         self.tokenizer = tokenizer
         self.split_chars = bool(split_chars)
+        self.splitter = splitter
         self.lookup = torch.tensor(ids, dtype=torch.long, device=device)
         self._index = {label: k for k, label in enumerate(self.labels)}
 
@@ -86,6 +92,8 @@ class TokenVocabulary:
     def tokens(self, text: str | Sequence[str]) -> list[str]:
         """Split ``text`` into token strings (a list of tokens is returned as a list)."""
         if isinstance(text, str):
+            if self.splitter is not None:
+                return list(self.splitter(text))
             if self.split_chars:
                 return [c for c in text if not c.isspace()]
             if self.tokenizer is not None:
@@ -168,7 +176,7 @@ class TokenVocabulary:
         return texts[0] if arr.ndim == 1 else texts
 
     def _join(self, toks: list[str]) -> str:
-        if self.split_chars:
+        if self.split_chars or self.splitter is not None:
             return "".join(toks)
         if self.tokenizer is not None:
             return self.tokenizer.convert_tokens_to_string(toks)
@@ -182,6 +190,7 @@ def tokenizer_vocabulary(
     split_chars: bool,
     device: torch.device,
     excluded: Sequence[int] = (),
+    splitter: Callable[[str], list[str]] | None = None,
 ) -> TokenVocabulary:
     """The resampling vocabulary of a Hugging Face tokenizer.
 
@@ -200,6 +209,8 @@ def tokenizer_vocabulary(
     device : torch.device
     excluded : sequence of int
         Further ids a chain may never take (e.g. a causal model's BOS).
+    splitter : callable, optional
+        See :class:`TokenVocabulary`.
 
     Raises
     ------
@@ -226,7 +237,8 @@ def tokenizer_vocabulary(
                     "output tokens; remove it from allowed_tokens"
                 )
     labels = [str(s) for s in tokenizer.convert_ids_to_tokens(ids)]
-    return TokenVocabulary(ids, labels, tokenizer=tokenizer, split_chars=split_chars, device=device)
+    return TokenVocabulary(ids, labels, tokenizer=tokenizer, split_chars=split_chars,
+                           device=device, splitter=splitter)
 
 
 def amino_acid_tokens(tokenizer: Any) -> list[str]:
