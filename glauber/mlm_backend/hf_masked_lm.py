@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import os
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
@@ -32,22 +32,38 @@ from glauber.mlm_backend.device import (
     resolve_device,
     resolve_dtype,
 )
-from glauber.mlm_backend.heads import float64_head, split_masked_lm
+from glauber.mlm_backend.heads import (
+    KNOWN_HEADS,
+    checked_head_parts,
+    float64_head,
+    split_masked_lm,
+)
 from glauber.mlm_backend.sequence_model import TokenSequenceModel, load_pretrained
 from glauber.mlm_backend.static_shapes import StaticShapeRunner
-from glauber.mlm_backend.vocabulary import TokenVocabulary, tokenizer_vocabulary
+from glauber.mlm_backend.vocabulary import (
+    AMINO_ACID_MODEL_TYPES,
+    TokenVocabulary,
+    amino_acid_tokens,
+    tokenizer_vocabulary,
+)
 from glauber.theory.influence_bounds import OscillationBound
 
-#: Model types whose learned positions start at ``pad_token_id + 1`` (RoBERTa's convention).
+#: Model types whose positions start at ``pad_token_id + 1`` (RoBERTa's convention; ESM's
+#: ``create_position_ids_from_input_ids`` too, so ESM-2's 1026 positions hold 1022 residues).
 PADDING_OFFSET_MODEL_TYPES = frozenset(
     {"roberta", "xlm-roberta", "xlm-roberta-xl", "camembert", "roberta-prelayernorm",
-     "data2vec-text"}
+     "data2vec-text", "esm"}
 )
 _HEADS = ("auto", "float64", "masked", "full")
 
 
 class HFMaskedLM(TokenSequenceModel):
     """A Hugging Face masked LM as a ConditionalModel over fixed-length sequences.
+
+    ESM checkpoints (``EsmForMaskedLM``: ESM-1b, ESM-1v, ESM-2) follow ESM's conventions: the
+    input is ``<cls> x <eos>`` with ``<mask>`` at the site (``<pad>`` never appears: states
+    have one length), the default vocabulary is the 20 standard amino acids and text is read
+    one residue per character.
 
     Parameters
     ----------
@@ -62,7 +78,10 @@ class HFMaskedLM(TokenSequenceModel):
         Sequence length (number of sites) of the states this model resamples. May be set
         later with :meth:`with_length`; while it is None, :meth:`scores` accepts any length.
     allowed_tokens : sequence of str or int, optional
-        The resampling vocabulary ``V`` (token strings or ids). Default: every non-special token.
+        The resampling vocabulary ``V`` (token strings or ids). Default: the 20 amino acids for
+        a protein model (:data:`~glauber.mlm_backend.vocabulary.AMINO_ACID_MODEL_TYPES`),
+        else every token that is neither special nor a reserved placeholder
+        (:func:`~glauber.mlm_backend.vocabulary.tokenizer_vocabulary`).
     device : str or torch.device
         ``"cpu"`` (default), ``"cuda"``, ``"cuda:1"``, ...
     dtype : None, str or torch.dtype
@@ -83,7 +102,8 @@ class HFMaskedLM(TokenSequenceModel):
         (:class:`~glauber.mlm_backend.heads.Float64Head`): the scores then have a rigorous
         upper bound on their oscillation (:meth:`oscillation_upper_bound`). ``"masked"``
         applies the model's own head, in the model's precision, at the masked position only
-        (BERT, RoBERTa, DistilBERT, ModernBERT; see :mod:`glauber.mlm_backend.heads`);
+        (BERT, RoBERTa, DistilBERT, ModernBERT, ESM, ALBERT; see
+        :mod:`glauber.mlm_backend.heads`);
         ``"full"`` computes all logits and gathers the masked position; ``"auto"`` takes the
         first of ``"float64"``, ``"masked"``, ``"full"`` available (float64 is not, on MPS).
     compile : bool or str
@@ -100,8 +120,13 @@ class HFMaskedLM(TokenSequenceModel):
         activations, reserved while the model lives. Not combinable with ``compile``. A
         :meth:`scores` call still waits on the host once for its input check unless
         ``check_inputs`` is False.
-    split_chars : bool
-        Tokenise text one character per token (protein models).
+    split_chars : bool, optional
+        Tokenise text one character per token (protein models). Default: True for a protein
+        model (ESM), else False.
+    splitter : callable, optional
+        ``splitter(text) -> token strings``, splitting text instead of the tokenizer (the
+        SMILES regex of :mod:`glauber.mlm_backend.reactions`); decoded text is then joined
+        without spaces.
     name : str, optional
         Printable model name (defaults to the model's ``name_or_path``).
     check_inputs : bool
@@ -138,6 +163,10 @@ class HFMaskedLM(TokenSequenceModel):
         If ``allowed_tokens`` holds unknown or special tokens, or fewer than two.
     SequenceLengthError
         If ``n`` exceeds :attr:`max_sites`.
+    UnboundableModelError
+        If ``head="float64"`` and the model's head is unknown or lacks the ``LayerNorm ->
+        Linear`` end the bound needs (:func:`~glauber.mlm_backend.heads.checked_head_parts`:
+        the message names the class and that structure).
 
     Examples
     --------
@@ -160,11 +189,12 @@ class HFMaskedLM(TokenSequenceModel):
         max_batch_bytes: int | None = None,
         head: str = "auto",
         compile: bool | str = False,
-        split_chars: bool = False,
+        split_chars: bool | None = None,
         name: str | None = None,
         check_inputs: bool = True,
         autocast: Any = None,
         cuda_graphs: bool = False,
+        splitter: Callable[[str], list[str]] | None = None,
     ) -> None:
         if head not in _HEADS:
             raise InvalidParameterError(f"head must be one of {_HEADS}, got {head!r}")
@@ -192,18 +222,24 @@ class HFMaskedLM(TokenSequenceModel):
         self.name = name or getattr(model.config, "_name_or_path", "") or type(model).__name__
         self.check_inputs = bool(check_inputs)
         self.cls_token_id, self.sep_token_id, self.mask_token_id = _framing_ids(tokenizer)
+        protein = getattr(model.config, "model_type", None) in AMINO_ACID_MODEL_TYPES
+        if allowed_tokens is None and protein:
+            allowed_tokens = amino_acid_tokens(tokenizer)
         self.vocabulary: TokenVocabulary = tokenizer_vocabulary(
-            tokenizer, allowed_tokens, int(model.config.vocab_size), split_chars, self.device
+            tokenizer, allowed_tokens, int(model.config.vocab_size),
+            protein if split_chars is None else split_chars, self.device, splitter=splitter,
         )
         self._parts = None if head == "full" else split_masked_lm(self.model)
         self._float64 = (float64_head(self.model, self.vocabulary.token_ids, self.device)
                          if head in ("auto", "float64") else None)
         if head in ("masked", "float64") and (self._parts is None or (
                 head == "float64" and self._float64 is None)):
+            if head == "float64" and self.device.type != "mps":
+                checked_head_parts(self.model)  # names the class and the structure it lacks
             raise InvalidParameterError(
                 f"head={head!r} is not available for {type(model).__name__} on "
-                f"{self.device.type} (known: BERT, RoBERTa, DistilBERT, ModernBERT; float64 "
-                "needs a device with float64); use head='auto' or head='full'"
+                f"{self.device.type} (known: {', '.join(KNOWN_HEADS)}; float64 needs a device "
+                "with float64); use head='auto' or head='full'"
             )
         if self._parts is None:
             self._float64 = None
@@ -353,10 +389,11 @@ class HFMaskedLM(TokenSequenceModel):
             model has no length yet.
         """
         if self._float64 is None:
+            checked_head_parts(self.model)  # an unknown head: names the class and structure
             raise UnboundableModelError(
                 f"{self.name} computes its scores with head={self.head!r}: no rigorous bound "
                 "(torch's float32 LayerNorm has no a-priori error bound); build it with "
-                "head='auto' or head='float64' (BERT, RoBERTa, DistilBERT, ModernBERT heads)"
+                "head='auto' or head='float64' on a device with float64"
             )
         if self.n is None:
             raise UnboundableModelError(

@@ -25,6 +25,8 @@ BUILTIN_MODELS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "antiberty": ("glauber.mlm_backend.antiberty", "load_antiberty", {}),
     "sapiens-vh": ("glauber.mlm_backend.sapiens", "load_sapiens", {"chain": "vh"}),
     "sapiens-vl": ("glauber.mlm_backend.sapiens", "load_sapiens", {"chain": "vl"}),
+    "rxnmapper": ("glauber.mlm_backend.reactions", "load_rxnmapper", {}),
+    "rxnfp": ("glauber.mlm_backend.reactions", "load_rxnfp", {}),
     "tiny-gpt2-control": ("glauber.mlm_backend.autoregressive", "tiny_gpt2_control", {}),
 }
 

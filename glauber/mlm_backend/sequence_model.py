@@ -9,8 +9,10 @@ split into sub-batches sized by :func:`glauber.mlm_backend.device.token_budget`.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-from typing import Any, Sequence
+import json
+from typing import Any, Iterator, Sequence
 
 import torch
 
@@ -57,8 +59,9 @@ class TokenSequenceModel:
     @property
     def cache_key(self) -> str:
         """A key of everything the scores depend on: the class, the name, the vocabulary, the
-        compute precision, the head's path and a SHA-256 of the weights (computed once per
-        model object).
+        compute precision, the head's path, the model's configuration (LayerNorm ``eps``, ESM's
+        token dropout and positions: functions of the same weights) and a SHA-256 of the
+        weights (computed once per model object).
 
         Score tables of exact window chains are kept on disk under it
         (:func:`glauber.exact.score_table.score_table`).
@@ -70,6 +73,7 @@ class TokenSequenceModel:
                          str(getattr(self, "autocast", None)), repr(self.vocab),
                          str(getattr(self, "head", ""))):
                 h.update(part.encode())
+            h.update(_config_text(self.model).encode())
             for name, tensor in sorted(self.model.state_dict().items()):
                 h.update(name.encode())
                 h.update(tensor.detach().cpu().contiguous().flatten().view(torch.uint8).numpy())
@@ -111,6 +115,19 @@ class TokenSequenceModel:
         """Rows of ``length`` tokens one forward pass may take within the memory budget."""
         per_token = activation_bytes_per_token(self.model.config, length, self.dtype, logits_width)
         return max(1, token_budget(self.device, per_token, *self._budget) // length)
+
+
+#: Configuration entries that name where or how a model was stored, not what it computes.
+_STORAGE_KEYS = frozenset({"_name_or_path", "transformers_version", "dtype", "torch_dtype"})
+
+
+def _config_text(model: Any) -> str:
+    """The model's ``config`` as sorted JSON without :data:`_STORAGE_KEYS` ("" without one)."""
+    config = getattr(model, "config", None)
+    if config is None or not hasattr(config, "to_dict"):
+        return ""
+    entries = {k: v for k, v in config.to_dict().items() if k not in _STORAGE_KEYS}
+    return json.dumps(entries, sort_keys=True, default=str)
 
 
 def load_pretrained(auto_model: Any, name: str, tokenizer: Any, kind: str,
@@ -155,7 +172,24 @@ def load_pretrained(auto_model: Any, name: str, tokenizer: Any, kind: str,
     return model, tokenizer
 
 
+@contextlib.contextmanager
+def quiet_transformers() -> Iterator[None]:
+    """Silence transformers' load report (heads a loader ignores) and progress bar while loading."""
+    from transformers.utils import logging
+
+    verbosity, bar = logging.get_verbosity(), logging.is_progress_bar_enabled()
+    logging.set_verbosity_error()
+    logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        logging.set_verbosity(verbosity)
+        if bar:
+            logging.enable_progress_bar()
+
+
 __all__ = [
     "TokenSequenceModel",
     "load_pretrained",
+    "quiet_transformers",
 ]

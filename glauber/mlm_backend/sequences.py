@@ -42,6 +42,10 @@ ANTIBODY_SEQUENCES: dict[str, str] = {
     "pertuzumab_vh": PERTUZUMAB_VH,
     "pertuzumab_vl": PERTUZUMAB_VL,
 }
+#: A reaction SMILES for the reaction models (rxnmapper, rxnfp): the example of rxnmapper
+#: 0.4.3's README, an aromatic substitution of 2,3-difluoropyridine by propane-2-thiol with
+#: potassium carbonate in DMF (54 tokens of their vocabulary).
+REACTION_SMILES = "CC(C)S.CN(C)C=O.Fc1cccnc1F.O=C([O-])[O-].[K+].[K+]>>CC(C)Sc1ncccc1F"
 
 #: The 20 standard amino acids in one-letter code, alphabetical (AntiBERTy's token order).
 AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
@@ -117,6 +121,7 @@ def natural_states(model: Any) -> torch.Tensor | None:
 __all__ = [
     "AMINO_ACIDS",
     "ANTIBODY_SEQUENCES",
+    "REACTION_SMILES",
     "antibody_states",
     "natural_states",
     "PERTUZUMAB_VH",

@@ -8,11 +8,20 @@ pass) and turns text into states (:meth:`encode`) and states into text (:meth:`d
 from __future__ import annotations
 
 import numbers
-from typing import Any, Sequence
+import re
+from typing import Any, Callable, Sequence
 
 import torch
 
 from glauber.errors import InvalidParameterError, VocabularyError
+
+#: Reserved vocabulary slots that no training text contains (BERT's ``[unused1]``, ESM-2's
+#: ``<null_1>``): not special to the tokenizer, but never in a default resampling vocabulary.
+PLACEHOLDER_TOKEN = re.compile(r"\[unused\d+\]|<unused\d+>|<null_\d+>")
+#: ``config.model_type`` of the protein masked LMs whose default resampling vocabulary is the
+#: 20 standard amino acids (ESM-1b, ESM-1v and ESM-2 also list X, B, U, Z, O, '.' and '-'),
+#: written one character per token.
+AMINO_ACID_MODEL_TYPES = frozenset({"esm"})
 
 
 class TokenVocabulary:
@@ -30,6 +39,10 @@ class TokenVocabulary:
         Tokenise text one character per token, ignoring whitespace (protein language models:
         ``"EVQLV"`` is the five tokens ``E V Q L V``).
     device : torch.device
+    splitter : callable, optional
+        ``splitter(text) -> list of token strings``, used instead of the tokenizer (the SMILES
+        regex of the reaction models); tokens are then joined back without spaces. It raises
+        :class:`~glauber.errors.VocabularyError` on text it cannot split.
 
     Raises
     ------
@@ -44,6 +57,7 @@ class TokenVocabulary:
         tokenizer: Any = None,
         split_chars: bool = False,
         device: torch.device | str = "cpu",
+        splitter: Callable[[str], list[str]] | None = None,
     ) -> None:
         ids = [int(t) for t in token_ids]
         if len(ids) < 2:
@@ -61,6 +75,7 @@ class TokenVocabulary:
         self.labels = tuple(str(s) for s in labels)
         self.tokenizer = tokenizer
         self.split_chars = bool(split_chars)
+        self.splitter = splitter
         self.lookup = torch.tensor(ids, dtype=torch.long, device=device)
         self._index = {label: k for k, label in enumerate(self.labels)}
 
@@ -77,6 +92,8 @@ class TokenVocabulary:
     def tokens(self, text: str | Sequence[str]) -> list[str]:
         """Split ``text`` into token strings (a list of tokens is returned as a list)."""
         if isinstance(text, str):
+            if self.splitter is not None:
+                return list(self.splitter(text))
             if self.split_chars:
                 return [c for c in text if not c.isspace()]
             if self.tokenizer is not None:
@@ -159,7 +176,7 @@ class TokenVocabulary:
         return texts[0] if arr.ndim == 1 else texts
 
     def _join(self, toks: list[str]) -> str:
-        if self.split_chars:
+        if self.split_chars or self.splitter is not None:
             return "".join(toks)
         if self.tokenizer is not None:
             return self.tokenizer.convert_tokens_to_string(toks)
@@ -173,6 +190,7 @@ def tokenizer_vocabulary(
     split_chars: bool,
     device: torch.device,
     excluded: Sequence[int] = (),
+    splitter: Callable[[str], list[str]] | None = None,
 ) -> TokenVocabulary:
     """The resampling vocabulary of a Hugging Face tokenizer.
 
@@ -180,8 +198,10 @@ def tokenizer_vocabulary(
     ----------
     tokenizer : transformers tokenizer
     allowed_tokens : sequence of int or str, optional
-        Token ids or token strings a chain may take. Default: every non-special token id
-        below ``model_vocab_size``, in increasing id order.
+        Token ids or token strings a chain may take. Default: every token id below
+        ``model_vocab_size`` that is neither special to the tokenizer nor a reserved
+        placeholder (:data:`PLACEHOLDER_TOKEN`), in increasing id order: a chain never takes
+        ``[CLS]``, ``[MASK]``, ``<pad>``, ... at any temperature.
     model_vocab_size : int
         Number of output rows of the model (ids at or above it cannot be scored).
     split_chars : bool
@@ -189,6 +209,8 @@ def tokenizer_vocabulary(
     device : torch.device
     excluded : sequence of int
         Further ids a chain may never take (e.g. a causal model's BOS).
+    splitter : callable, optional
+        See :class:`TokenVocabulary`.
 
     Raises
     ------
@@ -198,8 +220,8 @@ def tokenizer_vocabulary(
     special = set(int(t) for t in tokenizer.all_special_ids) | set(int(t) for t in excluded)
     if allowed_tokens is None:
         ids = sorted(
-            i for i in set(int(v) for v in tokenizer.get_vocab().values())
-            if i not in special and i < model_vocab_size
+            i for tok, i in {str(t): int(v) for t, v in tokenizer.get_vocab().items()}.items()
+            if i not in special and i < model_vocab_size and not PLACEHOLDER_TOKEN.fullmatch(tok)
         )
     else:
         ids = [_token_id(tokenizer, t) for t in allowed_tokens]
@@ -215,7 +237,29 @@ def tokenizer_vocabulary(
                     "output tokens; remove it from allowed_tokens"
                 )
     labels = [str(s) for s in tokenizer.convert_ids_to_tokens(ids)]
-    return TokenVocabulary(ids, labels, tokenizer=tokenizer, split_chars=split_chars, device=device)
+    return TokenVocabulary(ids, labels, tokenizer=tokenizer, split_chars=split_chars,
+                           device=device, splitter=splitter)
+
+
+def amino_acid_tokens(tokenizer: Any) -> list[str]:
+    """The 20 standard amino acids in the tokenizer's vocabulary, alphabetically (the default
+    resampling vocabulary of :data:`AMINO_ACID_MODEL_TYPES`).
+
+    Raises
+    ------
+    VocabularyError
+        If the tokenizer lacks one of them (pass ``allowed_tokens``).
+    """
+    from glauber.mlm_backend.sequences import AMINO_ACIDS
+
+    vocab = tokenizer.get_vocab()
+    missing = [a for a in AMINO_ACIDS if a not in vocab]
+    if missing:
+        raise VocabularyError(
+            f"the tokenizer of this protein model has no token for {' '.join(missing)}; pass "
+            "allowed_tokens=[...] to choose the resampling vocabulary"
+        )
+    return list(AMINO_ACIDS)
 
 
 def _token_id(tokenizer: Any, token: int | str) -> int:
@@ -237,6 +281,9 @@ def _token_id(tokenizer: Any, token: int | str) -> int:
 
 
 __all__ = [
+    "AMINO_ACID_MODEL_TYPES",
+    "PLACEHOLDER_TOKEN",
+    "amino_acid_tokens",
     "tokenizer_vocabulary",
     "TokenVocabulary",
 ]

@@ -1,13 +1,17 @@
 """Random tiny transformer masked LMs as a Hypothesis strategy: :func:`masked_lms`.
 
-A drawn model is a randomly initialised ``BertForMaskedLM`` or ``RobertaForMaskedLM`` (1 or 2
-layers, a hidden size of 8 or 16) behind :class:`~glauber.mlm_backend.HFMaskedLM`, resampling
-``n <= 4`` sites over ``q <= 5`` allowed tokens: either every site of a sequence of ``n`` tokens,
-or a window of ``n`` sites in a longer context (:func:`glauber.core.restrict.restrict`, the other
-sites frozen). Every parameter, LayerNorm weights and biases included, is drawn i.i.d. normal
-with a drawn scale (0.02 to 3: logits from nearly flat to saturated), and the LayerNorm ``eps``
-from 1e-12 to 1e-2, so the strategy reaches the extremes a bound must survive. Each model
-carries ``model.spec`` (a :class:`MaskedLMSpec`) whose ``build()`` rebuilds it bit for bit.
+A drawn model is a randomly initialised ``BertForMaskedLM``, ``RobertaForMaskedLM``,
+``EsmForMaskedLM`` (ESM-2's rotary positions or ESM-1b's learned ones with the embedding
+LayerNorm, token dropout on or off, ESM's ``<cls> <pad> <eos> <unk> ... <mask>`` tokenizer) or
+``AlbertForMaskedLM`` (shared layers, an embedding size of 4 or 8 below the hidden size) with 1
+or 2 layers and a hidden size of 8 or 16, behind :class:`~glauber.mlm_backend.HFMaskedLM`,
+resampling ``n <= 4`` sites over ``q <= 5`` allowed tokens: either every site of a sequence of
+``n`` tokens, or a window of ``n`` sites in a longer context
+(:func:`glauber.core.restrict.restrict`, the other sites frozen). Every parameter, LayerNorm
+weights and biases included, is drawn i.i.d. normal with a drawn scale (0.02 to 3: logits from
+nearly flat to saturated), and the LayerNorm ``eps`` from 1e-12 to 1e-2, so the strategy
+reaches the extremes a bound must survive. Each model carries ``model.spec`` (a
+:class:`MaskedLMSpec`) whose ``build()`` rebuilds it bit for bit.
 
 Needs ``transformers`` and ``tokenizers`` (dependencies of the MLM backend).
 """
@@ -25,7 +29,9 @@ from glauber.mlm_backend.sapiens import FAIRSEQ_MASK, FAIRSEQ_SPECIALS, sapiens_
 #: The token strings of the tiny models (after the four fairseq specials, before ``<mask>``).
 LETTERS = tuple("ACDEFGHIKL")
 #: Architectures :func:`masked_lms` draws.
-ARCHITECTURES = ("bert", "roberta")
+ARCHITECTURES = ("bert", "roberta", "esm", "albert")
+#: ESM's special tokens in its vocabulary order (``<mask>`` comes last).
+ESM_SPECIALS = ("<cls>", "<pad>", "<eos>", "<unk>")
 
 
 @dataclass(frozen=True)
@@ -34,7 +40,7 @@ class MaskedLMSpec:
 
     Attributes
     ----------
-    arch : {"bert", "roberta"}
+    arch : {"bert", "roberta", "esm", "albert"}
     layers, hidden, heads : int
     scale : float
         Standard deviation of every parameter.
@@ -48,6 +54,9 @@ class MaskedLMSpec:
         A full-length context (indices into ``tokens``) when the model is a window.
     sites : tuple of int
         The resampled sites (0-based); every site when ``context`` is None.
+    variant : int
+        Architecture detail: ESM's positions (0 rotary, 1 learned with the embedding
+        LayerNorm) plus 2 for token dropout; ALBERT's embedding size ``4 * (1 + variant)``.
     """
 
     arch: str
@@ -60,6 +69,7 @@ class MaskedLMSpec:
     tokens: tuple[str, ...]
     context: tuple[int, ...] | None
     sites: tuple[int, ...]
+    variant: int = 0
 
     def build(self) -> Any:
         """The model: an ``HFMaskedLM`` (every site) or a ``RestrictedModel`` (a window)."""
@@ -79,18 +89,43 @@ class MaskedLMSpec:
             torch.manual_seed(self.seed)
             if self.arch == "bert":
                 model = tf.BertForMaskedLM(tf.BertConfig(**common))
-            else:
+            elif self.arch == "roberta":
                 model = tf.RobertaForMaskedLM(tf.RobertaConfig(**common, bos_token_id=0,
                                                                eos_token_id=2))
+            elif self.arch == "esm":
+                model = tf.EsmForMaskedLM(tf.EsmConfig(
+                    **common, mask_token_id=len(symbols) - 1, token_dropout=self.variant >= 2,
+                    position_embedding_type=("rotary", "absolute")[self.variant % 2],
+                    emb_layer_norm_before=self.variant % 2 == 1))
+            else:
+                model = tf.AlbertForMaskedLM(tf.AlbertConfig(
+                    **common, embedding_size=4 * (1 + self.variant), hidden_act="gelu_new",
+                    num_hidden_groups=1, inner_group_num=1, classifier_dropout_prob=0.0))
             with torch.no_grad():
                 for p in model.parameters():
                     p.normal_(0.0, self.scale)
-        tok = sapiens_tokenizer(symbols, max_length=length + 2)
+        tok = (esm_tokenizer(LETTERS) if self.arch == "esm"
+               else sapiens_tokenizer(symbols, max_length=length + 2))
         mlm = HFMaskedLM(model.eval(), tok, n=length, allowed_tokens=list(self.tokens),
                          split_chars=True, name=f"tiny-{self.arch}")
         if self.context is None:
             return mlm
         return restrict(mlm, list(self.context), list(self.sites))
+
+
+def esm_tokenizer(letters: tuple[str, ...]) -> Any:
+    """transformers' ``EsmTokenizer`` over ``<cls> <pad> <eos> <unk>``, ``letters`` and
+    ``<mask>``, in ESM's order (ids 0..3, 4.., last), from a vocabulary file written to a
+    temporary folder (the tokenizer keeps it in memory)."""
+    import tempfile
+    from pathlib import Path
+
+    from transformers import EsmTokenizer
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "vocab.txt"
+        path.write_text("\n".join([*ESM_SPECIALS, *letters, "<mask>"]) + "\n")
+        return EsmTokenizer(str(path))
 
 
 @st.composite
@@ -102,7 +137,7 @@ def masked_lm_specs(draw: st.DrawFn, archs: tuple[str, ...] = ARCHITECTURES,
     Parameters
     ----------
     archs : tuple of str
-        Architectures to draw from (``"bert"``, ``"roberta"``).
+        Architectures to draw from (:data:`ARCHITECTURES`).
     max_sites, max_tokens : int
         Largest ``n`` (>= 2) and ``q`` (>= 2, at most ``len(LETTERS)``).
     windows : bool
@@ -124,7 +159,10 @@ def masked_lm_specs(draw: st.DrawFn, archs: tuple[str, ...] = ARCHITECTURES,
         context = tuple(draw(st.lists(st.integers(0, q - 1), min_size=length,
                                       max_size=length)))
         sites = tuple(draw(st.permutations(range(length)))[:n])
-    return MaskedLMSpec(arch, layers, hidden, heads, scale, eps, seed, tokens, context, sites)
+    variant = draw(st.integers(0, 3)) if arch == "esm" else (
+        draw(st.integers(0, 1)) if arch == "albert" else 0)
+    return MaskedLMSpec(arch, layers, hidden, heads, scale, eps, seed, tokens, context, sites,
+                        variant)
 
 
 @st.composite
@@ -136,4 +174,5 @@ def masked_lms(draw: st.DrawFn, **kwargs: Any) -> Any:
     return model
 
 
-__all__ = ["ARCHITECTURES", "LETTERS", "MaskedLMSpec", "masked_lm_specs", "masked_lms"]
+__all__ = ["ARCHITECTURES", "ESM_SPECIALS", "LETTERS", "MaskedLMSpec", "esm_tokenizer",
+           "masked_lm_specs", "masked_lms"]

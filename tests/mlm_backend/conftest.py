@@ -31,8 +31,11 @@ def single_thread():
 
 @pytest.fixture(scope="session")
 def tokenizers(tmp_path_factory) -> dict[str, Any]:
-    """A BERT WordPiece and a RoBERTa BPE tokenizer over the 20 amino acids, from files."""
+    """A BERT WordPiece, a RoBERTa BPE and an ESM tokenizer over the 20 amino acids, from
+    files (ESM's: ``<cls> <pad> <eos> <unk>``, the letters, ``<mask>``)."""
     from transformers import BertTokenizer, RobertaTokenizer
+
+    from glauber.testing.transformers import esm_tokenizer
 
     d: Path = tmp_path_factory.mktemp("tok")
     (d / "vocab.txt").write_text("\n".join(BERT_SPECIALS + LETTERS) + "\n")
@@ -42,6 +45,7 @@ def tokenizers(tmp_path_factory) -> dict[str, Any]:
     return {
         "bert": BertTokenizer(str(d / "vocab.txt"), do_lower_case=False),
         "roberta": RobertaTokenizer(str(d / "vocab.json"), str(d / "merges.txt")),
+        "esm": esm_tokenizer(tuple(LETTERS)),
     }
 
 
@@ -53,7 +57,7 @@ def _seeded(build: Callable[[], Any], seed: int) -> Any:
 
 @pytest.fixture(scope="session")
 def tiny_models(tokenizers) -> dict[str, tuple[Any, Any]]:
-    """Randomly initialised 2-layer masked LMs of four architectures with their tokenizers."""
+    """Randomly initialised 2-layer masked LMs of six architectures with their tokenizers."""
     import transformers as tf
 
     common = dict(
@@ -88,11 +92,30 @@ def tiny_models(tokenizers) -> dict[str, tuple[Any, Any]]:
         ),
         4,
     )
+    # ESM-2's layout (rotary positions, token dropout) with a random, nonzero lm_head.bias.
+    esm = _seeded(
+        lambda: tf.EsmForMaskedLM(
+            tf.EsmConfig(**common, pad_token_id=1, mask_token_id=TINY_VOCAB - 1,
+                         position_embedding_type="rotary", token_dropout=True)
+        ),
+        5,
+    )
+    with torch.no_grad():
+        esm.lm_head.bias.normal_(0.0, INIT)
+    # ALBERT: one group of shared layers, LayerNorm over an embedding size below the hidden one.
+    albert = _seeded(
+        lambda: tf.AlbertForMaskedLM(
+            tf.AlbertConfig(**common, embedding_size=16, num_hidden_groups=1, inner_group_num=1)
+        ),
+        6,
+    )
     return {
         "bert": (bert, tokenizers["bert"]),
         "roberta": (roberta, tokenizers["roberta"]),
         "distilbert": (distil, tokenizers["bert"]),
         "modernbert": (modern, tokenizers["bert"]),
+        "esm": (esm, tokenizers["esm"]),
+        "albert": (albert, tokenizers["bert"]),
     }
 
 

@@ -7,6 +7,7 @@ the sequences' true residues (masked-token accuracy).
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 
 import pytest
@@ -116,7 +117,6 @@ def test_missing_antiberty_says_how_to_install(monkeypatch):
     )
     with pytest.raises(MissingDependencyError, match=r"pip install antiberty==0\.1\.3"):
         antiberty_files()
-    antiberty_module._antiberty_model.cache_clear()
     with pytest.raises(MissingDependencyError, match=r"pip install antiberty==0\.1\.3"):
         load_antiberty()
 
@@ -129,3 +129,73 @@ def test_default_states_are_the_shipped_chains_cut_to_n(antiberty):
     states = model.default_states()
     assert tuple(states.shape) == (len(ANTIBODY_SEQUENCES), 24)
     assert sorted(model.decode(states)) == sorted(s[:24] for s in ANTIBODY_SEQUENCES.values())
+
+
+# ------------------------------------------------------------- antiberty 1.x: ANTIBERTY_WEIGHTS_DIR
+def _scores(mlm):
+    x = mlm.encode(TRASTUZUMAB_VH[:30])
+    return mlm.scores(x[None].expand(3, 30), torch.tensor([0, 11, 29]))
+
+
+def test_a_1x_weights_dir_loads_the_same_model(antiberty, tmp_path, monkeypatch):
+    """1.x reads $ANTIBERTY_WEIGHTS_DIR (config.json with pytorch_model.bin or
+    model.safetensors, no vocab.txt); here filled from the 0.1.3 checkpoint both ways."""
+    from transformers import BertForMaskedLM
+
+    model_dir, _ = antiberty_files()
+    ref = _scores(antiberty.with_length(30))
+    bin_dir, st_dir = tmp_path / "bin", tmp_path / "safetensors"
+    bin_dir.mkdir()
+    for name in ("config.json", "pytorch_model.bin"):
+        (bin_dir / name).symlink_to(model_dir / name)
+    BertForMaskedLM.from_pretrained(str(model_dir)).save_pretrained(st_dir)  # one tied copy
+    assert (st_dir / "model.safetensors").is_file()
+    assert not (st_dir / "pytorch_model.bin").exists()
+    for folder in (bin_dir, st_dir):
+        monkeypatch.setenv(antiberty_module.WEIGHTS_DIR_ENV, str(folder))
+        assert antiberty_files() == (folder, None)  # the built-in vocabulary
+        mlm = load_antiberty(n=30)
+        assert mlm.model is not antiberty.model and mlm.head == "float64"
+        assert mlm.labels == tuple(AMINO_ACIDS)
+        torch.testing.assert_close(_scores(mlm), ref, atol=0, rtol=0)
+
+
+def test_a_weights_dir_without_weights_says_where_to_put_them(tmp_path, monkeypatch):
+    (tmp_path / "config.json").write_text("{}")
+    monkeypatch.setenv(antiberty_module.WEIGHTS_DIR_ENV, str(tmp_path))
+    with pytest.raises(MissingDependencyError) as err:
+        load_antiberty()
+    text = str(err.value)
+    assert "\n" not in text
+    assert f"ANTIBERTY_WEIGHTS_DIR={tmp_path} holds no AntiBERTy checkpoint" in text
+    assert "pytorch_model.bin" in text and "model.safetensors" in text
+
+
+def test_a_weights_dir_with_another_vocabulary_is_refused(tmp_path, monkeypatch):
+    model_dir, _ = antiberty_files()
+    for name in ("config.json", "pytorch_model.bin"):
+        (tmp_path / name).symlink_to(model_dir / name)
+    (tmp_path / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",
+                                                   *sorted(AMINO_ACIDS, reverse=True)]) + "\n")
+    monkeypatch.setenv(antiberty_module.WEIGHTS_DIR_ENV, str(tmp_path))
+    with pytest.raises(MissingDependencyError, match="is not AntiBERTy's vocabulary"):
+        load_antiberty()
+
+
+def test_antiberty_1x_installed_without_weights_says_where_to_put_them(tmp_path, monkeypatch):
+    """A package laid out as antiberty 1.0.0's wheel: no trained_models folder."""
+    (tmp_path / "antiberty").mkdir()
+    (tmp_path / "antiberty" / "__init__.py").write_text("")
+    meta = tmp_path / "antiberty-1.0.0.dist-info"
+    meta.mkdir()
+    (meta / "METADATA").write_text("Metadata-Version: 2.1\nName: antiberty\nVersion: 1.0.0\n")
+    monkeypatch.delenv(antiberty_module.WEIGHTS_DIR_ENV, raising=False)
+    monkeypatch.delitem(__import__("sys").modules, "antiberty", raising=False)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    importlib.invalidate_caches()
+    with pytest.raises(MissingDependencyError) as err:
+        load_antiberty()
+    text = str(err.value)
+    assert "\n" not in text
+    assert text.startswith("antiberty 1.0.0 ships no weights")
+    assert "set ANTIBERTY_WEIGHTS_DIR to it" in text and "pip install antiberty==0.1.3" in text

@@ -25,7 +25,7 @@ from glauber.mlm_backend.heads import layernorm_head_parts
 from glauber.testing import masked_lms
 from glauber.theory.floating import softmax_tv_rounding
 
-ARCHS = ["bert", "roberta", "distilbert", "modernbert"]
+ARCHS = ["bert", "roberta", "distilbert", "modernbert", "esm", "albert"]
 N = 8
 
 pytestmark = pytest.mark.usefixtures("single_thread")
@@ -55,8 +55,10 @@ def test_float64_head_is_the_documented_algorithm_on_the_models_activations(tiny
     g = parts.norm.weight.detach().double().numpy()
     beta = (parts.norm.bias.detach().double().numpy() if parts.norm.bias is not None
             else np.zeros_like(g))
-    b = (parts.decoder.bias.detach().double().numpy()[list(mlm.vocab)]
-         if parts.decoder.bias is not None else np.zeros(len(mlm.vocab)))
+    b = np.zeros(len(mlm.vocab))
+    for extra in (parts.decoder.bias, parts.bias):  # ESM adds its bias after the decoder
+        if extra is not None:
+            b = b + extra.detach().double().numpy()[list(mlm.vocab)]
     d = x.shape[1]
     a = x - x.sum(1, keepdims=True) / d
     z = a / np.sqrt((a * a).sum(1, keepdims=True) / d + parts.norm.eps)

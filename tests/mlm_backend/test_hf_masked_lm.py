@@ -1,4 +1,4 @@
-"""HFMaskedLM on tiny random BERT, RoBERTa, DistilBERT and ModernBERT models.
+"""HFMaskedLM on tiny random BERT, RoBERTa, DistilBERT, ModernBERT, ESM and ALBERT models.
 
 Oracles: the model's own full forward pass on input ids built by its own tokenizer from text
 with the mask token (independent of HFMaskedLM's framing and head split), the full-logits path,
@@ -25,7 +25,7 @@ from glauber.errors import (
 )
 from glauber.mlm_backend import HFMaskedLM, load_model
 
-ARCHS = ["bert", "roberta", "distilbert", "modernbert"]
+ARCHS = ["bert", "roberta", "distilbert", "modernbert", "esm", "albert"]
 N = 12
 
 pytestmark = pytest.mark.usefixtures("single_thread")
@@ -83,8 +83,9 @@ def test_framing_places_specials_and_mask(tiny_models, arch):
     states, sites = _batch(mlm.q, 5, seed=10)
     ids = mlm.masked_input_ids(states, sites)
     assert ids.shape == (5, N + 2)
-    # [CLS] x [SEP] for BERT-like tokenizers, <s> x </s> for RoBERTa's.
-    first, last = ("<s>", "</s>") if arch == "roberta" else ("[CLS]", "[SEP]")
+    # [CLS] x [SEP] for BERT-like tokenizers, <s> x </s> for RoBERTa's, <cls> x <eos> for ESM's.
+    first, last = {"roberta": ("<s>", "</s>"), "esm": ("<cls>", "<eos>")}.get(
+        arch, ("[CLS]", "[SEP]"))
     assert set(tok.convert_ids_to_tokens(ids[:, 0].tolist())) == {first}
     assert set(tok.convert_ids_to_tokens(ids[:, -1].tolist())) == {last}
     body = ids[:, 1:-1]
