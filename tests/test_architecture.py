@@ -162,3 +162,100 @@ def test_version_and_help_load_no_command_work():
             "        and not m.startswith(('glauber.commands', 'glauber.cli', 'glauber.errors'))}\n"
             "assert not loaded and not ours, (loaded, ours)\n")
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
+
+
+def _module_imports() -> dict[str, set[str]]:
+    """``module -> modules of glauber it imports`` (every import: module level, inside
+    functions, under TYPE_CHECKING, absolute or relative). ``from glauber.x import y`` is an
+    import of ``glauber.x.y`` where that module exists, else of ``glauber.x`` (a package's
+    ``__init__`` counts: importing a facade imports everything it imports)."""
+    modules = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        modules[".".join(p for p in parts if p != "__init__")] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            found = []
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                    module = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    module = node.module or ""
+                found = [f"{module}.{a.name}" if f"{module}.{a.name}" in modules else module
+                         for a in node.names]
+            elif isinstance(node, ast.Import):
+                found = [a.name for a in node.names]
+            for target in found:
+                while target not in modules and "." in target:
+                    target = target.rpartition(".")[0]
+                if target in modules and target != name:
+                    targets.add(target)
+        graph[name] = targets
+    return graph
+
+
+def _strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's strongly connected components of more than one module, each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_module_imports_itself_through_a_circle():
+    # Inside a room or across rooms: one file must stand on the other, never both ways round.
+    circles = _strongly_connected(_module_imports())
+    assert not circles, "import circles: " + "; ".join(" <-> ".join(c) for c in circles)
+
+
+def test_the_circle_finder_finds_a_circle():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert _strongly_connected(graph) == [["a", "b", "c"]]
+
+
+#: Most lines of a file of glauber/ (one concept a file).
+MAX_LINES = 800
+#: Files still over the limit, whose split along their concepts is open work (issue 33): the
+#: test fails on any other file over it, and on one of these once it fits (remove it here then).
+NOT_YET_SPLIT = {"glauber/exact/chain.py", "glauber/verification/statements.py"}
+
+
+def test_no_file_is_longer_than_its_concept_needs():
+    long = {path.relative_to(ROOT).as_posix(): n for path in sorted(PACKAGE.rglob("*.py"))
+            if (n := len(path.read_text().splitlines())) > MAX_LINES}
+    new = {name: n for name, n in long.items() if name not in NOT_YET_SPLIT}
+    assert not new, f"files over {MAX_LINES} lines (split them along their concepts): {new}"
+    assert set(long) == NOT_YET_SPLIT, (
+        f"{sorted(NOT_YET_SPLIT - set(long))} fit in {MAX_LINES} lines now: remove them from "
+        "NOT_YET_SPLIT")

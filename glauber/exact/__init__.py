@@ -21,11 +21,13 @@ from glauber.exact.chain import ExactChain
 from glauber.exact.count_chain import CountChain
 from glauber.exact.krylov import SpectralEstimate
 from glauber.exact.mixing import distance_curve, mixing_time
+from glauber.exact.scan_chain import ScanChain
 from glauber.exact.score_table import TabulatedModel, score_table, table_queries
 from glauber.exact.stationary import gth_stationary, stationary_distribution
 from glauber.exact.symmetry import OrbitChain
 
 __all__ = [
+    "ScanChain",
     "CountChain",
     "ExactChain",
     "MixingBracket",

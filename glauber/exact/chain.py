@@ -148,12 +148,23 @@ class ExactChain:
     3
     """
 
+    #: The chain class of each other scan (``"sweep"``, ``"shuffled"``), registered by the
+    #: subclass itself (``class ScanChain(ExactChain, scans=...)``, imported by the package
+    #: ``__init__``), so that ``ExactChain(..., kernel=...)`` returns it without this module
+    #: importing the module above it.
+    _SCAN_CLASSES: dict[str, type] = {}
+
+    def __init_subclass__(cls, scans: tuple[str, ...] = (), **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for scan in scans:
+            ExactChain._SCAN_CLASSES[scan] = cls
+
     def __new__(cls, *args: Any, kernel: str | KernelSpec = "random",
                 epsilon: float | None = None, **kwargs: Any) -> "ExactChain":
-        if cls is ExactChain and check_kernel(kernel, epsilon).scan != "random":
-            from glauber.exact.scan_chain import ScanChain
-
-            return super().__new__(ScanChain)
+        if cls is ExactChain:
+            scan = check_kernel(kernel, epsilon).scan
+            if scan != "random":
+                return super().__new__(ExactChain._SCAN_CLASSES[scan])
         return super().__new__(cls)
 
     def __init__(

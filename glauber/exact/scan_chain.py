@@ -55,7 +55,7 @@ class FactorSource:
         return kernels.ScanFactor(self.classes, self.G, pi, threshold)
 
 
-class ScanChain(ExactChain):
+class ScanChain(ExactChain, scans=("sweep", "shuffled")):
     """:class:`~glauber.exact.chain.ExactChain` for ``kernel="sweep"`` or ``"shuffled"`` (any
     site update): one step is one pass. Build it as ``ExactChain(model, tau, kernel=...)``."""
 

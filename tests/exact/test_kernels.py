@@ -441,3 +441,20 @@ def test_absolute_gap_of_a_degenerate_metropolis_chain() -> None:
     assert lam == pytest.approx(other, abs=1e-8)
     assert chain.absolute_spectral_gap() == pytest.approx(
         min(chain.spectral_gap(), 1.0 + lam), rel=1e-12)
+
+
+def test_every_other_scan_has_its_registered_chain_class():
+    # ExactChain finds ScanChain through the registry the subclass fills (no import upward);
+    # importing only the chain module still registers it (the package __init__ runs first)
+    import subprocess
+    import sys
+
+    code = ("from glauber.exact.chain import ExactChain\n"
+            "from glauber.toy_models.base import FunctionModel\n"
+            "import numpy as np\n"
+            "m = FunctionModel(2, 2, lambda x, i: np.zeros((len(x), 2)))\n"
+            "print(sorted(ExactChain._SCAN_CLASSES),"
+            " type(ExactChain(m, 1.0, kernel='sweep')).__name__,"
+            " type(ExactChain(m, 1.0)).__name__)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["['shuffled',", "'sweep']", "ScanChain", "ExactChain"]
