@@ -246,16 +246,9 @@ def test_the_circle_finder_finds_a_circle():
 
 #: Most lines of a file of glauber/ (one concept a file).
 MAX_LINES = 800
-#: Files still over the limit, whose split along their concepts is open work (issue 33): the
-#: test fails on any other file over it, and on one of these once it fits (remove it here then).
-NOT_YET_SPLIT = {"glauber/exact/chain.py", "glauber/verification/statements.py"}
 
 
 def test_no_file_is_longer_than_its_concept_needs():
     long = {path.relative_to(ROOT).as_posix(): n for path in sorted(PACKAGE.rglob("*.py"))
             if (n := len(path.read_text().splitlines())) > MAX_LINES}
-    new = {name: n for name, n in long.items() if name not in NOT_YET_SPLIT}
-    assert not new, f"files over {MAX_LINES} lines (split them along their concepts): {new}"
-    assert set(long) == NOT_YET_SPLIT, (
-        f"{sorted(NOT_YET_SPLIT - set(long))} fit in {MAX_LINES} lines now: remove them from "
-        "NOT_YET_SPLIT")
+    assert not long, f"files over {MAX_LINES} lines (split them along their concepts): {long}"

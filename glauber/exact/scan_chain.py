@@ -34,6 +34,7 @@ from glauber.errors import (
 )
 from glauber.exact import basins, kernels, mixing, spectral
 from glauber.exact.chain import ExactChain
+from glauber.exact.chain_spectrum import GapMethod
 from glauber.exact.stationary import (
     StationaryMethod,
     StationarySolution,
@@ -202,18 +203,26 @@ class ScanChain(ExactChain, scans=("sweep", "shuffled")):
         return self.transition_matrix()
 
     # ------------------------------------------------------------------------------ spectrum
-    def spectral_gap(self) -> float:
+    def spectral_gap(self, method: GapMethod = "auto") -> float:
         """The absolute gap ``1 - max{|lambda| : lambda != 1}`` of one pass where the scan
         factors (the eigenvalues of ``M``; a pass is not reversible in general), else as
-        :meth:`ExactChain.spectral_gap` on ``P``."""
-        if self._factor() is None:
-            return super().spectral_gap()
-        return self.absolute_spectral_gap()
+        :meth:`ExactChain.spectral_gap` on ``P`` (also for ``method="lanczos"``)."""
+        if self._factor() is None or method == "lanczos":
+            return super().spectral_gap(method)
+        return self.absolute_spectral_gap(method)
 
-    def absolute_spectral_gap(self) -> float:
-        """``1 - max{|lambda| : lambda != 1}`` of one pass (from ``M`` where the scan factors)."""
-        if self._factor() is None:
-            return super().absolute_spectral_gap()
+    def absolute_spectral_gap(self, method: GapMethod = "auto") -> float:
+        """``1 - max{|lambda| : lambda != 1}`` of one pass: from the dense ``M`` where the scan
+        factors (``"auto"`` or ``"dense"``), else as :meth:`ExactChain.absolute_spectral_gap`.
+
+        Raises
+        ------
+        InvalidParameterError
+            On a method other than ``"auto"``, ``"dense"`` or ``"lanczos"``.
+        """
+        self._dense_gap(method)  # checks the method's name
+        if self._factor() is None or method == "lanczos":
+            return super().absolute_spectral_gap(method)
         return self._cached("abs_gap", lambda: spectral.absolute_spectral_gap(
             self.class_matrix(), None, reversible=False))
 

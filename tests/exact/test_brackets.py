@@ -87,9 +87,9 @@ def test_spectral_bounds_are_the_only_ones_for_potts_and_hold():
 def test_collapsed_bracket_is_returned_as_exact(monkeypatch):
     # One spin at h = 0: P(x, .) = pi after one step, so d(0) = 1/2 and d(1) = 0, t_mix(1/4) = 1;
     # the coupling bounds are 1 then 0 (upper) and 1/2 then 0 (lower): they meet at 1.
-    from glauber.exact import chain as chain_module
+    from glauber.exact import chain_mixing
 
-    monkeypatch.setattr(chain_module, "EXACT_TMIX_MAX_STATES", 1)
+    monkeypatch.setattr(chain_mixing, "EXACT_TMIX_MAX_STATES", 1)
     chain = ExactChain(IsingModel(nx.empty_graph(1)), 1.0)
     monkeypatch.setattr(ExactChain, "factored", property(lambda self: False))
     bracket = chain.mixing_bracket(0.25)

@@ -29,6 +29,7 @@ from glauber.core.kernel_spec import check_kernel, parse_schedule
 from glauber.errors import (
     EstimateOnlyError,
     InvalidKernelError,
+    InvalidParameterError,
     InvalidProbabilityError,
     InvalidTemperatureError,
     NonPositiveConditionalError,
@@ -458,3 +459,25 @@ def test_every_other_scan_has_its_registered_chain_class():
             " type(ExactChain(m, 1.0)).__name__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["['shuffled',", "'sweep']", "ScanChain", "ExactChain"]
+
+
+@pytest.mark.parametrize("kernel", ["sweep", "shuffled"])
+def test_scan_chain_brackets_its_exact_mixing_time(kernel: str) -> None:
+    """A scan chain answers the gap methods every other chain does, so its bracket (spectral where
+    the pass is reversible: a shuffled pass of a symmetric Ising cycle is) holds the exact t_mix
+    computed by squaring the pass's own matrix (LPW 2nd ed., Theorems 12.4 and 12.5)."""
+    import networkx as nx
+
+    chain = ExactChain(IsingModel(nx.cycle_graph(3)), 1.0, kernel=kernel)
+    dense_gap = spectral.absolute_spectral_gap(chain.dense_transition_matrix(), None,
+                                               reversible=False)
+    assert chain.spectral_gap("dense") == pytest.approx(dense_gap, rel=1e-9)
+    assert chain.absolute_spectral_gap("auto") == pytest.approx(dense_gap, rel=1e-9)
+    exact = mixing.mixing_time(chain.dense_transition_matrix(), chain.stationary(), 0.25)
+    bracket = chain.mixing_bracket(0.25)
+    assert bracket.lower <= exact
+    assert bracket.upper is None or exact <= bracket.upper
+    if chain.is_reversible():
+        assert bracket.upper is not None
+    with pytest.raises(InvalidParameterError):
+        chain.absolute_spectral_gap("qr")

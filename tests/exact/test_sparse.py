@@ -20,7 +20,7 @@ from glauber.errors import (
     PrecisionError,
     StateSpaceTooLargeError,
 )
-from glauber.exact import chain as chain_module
+from glauber.exact import chain_mixing
 from glauber.exact.chain import ExactChain
 from glauber.exact.krylov import arnoldi_gap_estimate, lanczos_gap
 from glauber.exact.sparse import (
@@ -140,7 +140,7 @@ def test_non_reversible_large_chains_get_a_labelled_estimate_or_an_error(monkeyp
     assert est.method == "arnoldi" and not est.rigorous and "estimate" in est.label
     assert est.gap_upper is None and est.error_bound is None
     # a t_mix request above the exact limit on a model that is not monotone
-    monkeypatch.setattr(chain_module, "EXACT_TMIX_MAX_STATES", 64)
+    monkeypatch.setattr(chain_mixing, "EXACT_TMIX_MAX_STATES", 64)
     with pytest.raises(BracketOnlyError, match="only the spectral bracket"):
         chain.mixing_time()
     with pytest.raises(BracketOnlyError, match="mixing_bracket"):
