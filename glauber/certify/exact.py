@@ -23,9 +23,7 @@ from glauber.exact.rectangles import RectangleSummary
 from glauber.exact.spectral import GAP_RTOL, spectral_tmix_lower_bound
 from glauber.exact.unavailable import Attempts
 from glauber.theory.contraction import ContractionCertificate, certify_contraction
-from glauber.theory.distances import tv_rounding_bound
 from glauber.theory.escape import theorem8_escape_bound
-from glauber.theory.floating import RoundingFormats
 
 #: Largest state space for which :func:`certify` computes exact values by default (20^3 windows).
 EXACT_MAX_STATES = 8192
@@ -198,7 +196,7 @@ def exact_values(
     top = np.argsort(-log_pi, kind="stable")[:TOP_STATES]
     return ExactValues(
         num_states=chain.num_states,
-        contraction=certify_contraction(C, eps, entry_error=_tv_rounding(chain)),
+        contraction=certify_contraction(C, eps, entry_error=chain.influence_rounding()),
         tmix=tmix,
         tmix_lower=tmix if tmix is not None else max(lower),
         relaxation_time=None if gap is None else (math.inf if gap <= 0 else 1.0 / gap),
@@ -228,16 +226,6 @@ def _gap_error(chain: ExactChain, gap: float) -> float:
         return default
     upper = chain.spectral_estimate().gap_upper
     return default if upper is None else max(default, upper - gap)
-
-
-def _tv_rounding(chain: ExactChain) -> float:
-    """A bound on the rounding error of every entry of the chain's influence matrix: its TVs
-    are computed from its score table as :func:`glauber.theory.distances.tv_rounding_bound`
-    describes."""
-    scores = chain.scores()
-    return float(tv_rounding_bound(chain.q, float(np.abs(scores).max()),
-                                   float(np.abs(chain.log_conditionals()).max()), chain.tau,
-                                   RoundingFormats(scores.dtype, "float64")))
 
 
 def _best_trap(chain: ExactChain, log_pi: np.ndarray) -> tuple[dict, tuple[Trap, ...]]:

@@ -59,6 +59,7 @@ from glauber.core.validation import check_eps, check_positive_int
 from glauber.errors import InvalidParameterError
 from glauber.exact.krylov import SpectralEstimate
 from glauber.exact.sparse import stationary_tv_error_bound
+from glauber.theory.contraction import ContractionCertificate
 
 _U = 2.0**-53
 
@@ -358,6 +359,72 @@ def monotone_bracket(P: sp.csr_matrix, pi: np.ndarray, n: int, q: int, eps: floa
     return coupling_claims(traj, eps, subject, pi_error)
 
 
+def influence_upper_claim(certificate: ContractionCertificate, subject: str) -> Claim:
+    """Corrected Theorem 5 from the chain's exact influence matrix: ``t_mix(eps) <=`` its best
+    rigorous certificate (``certificate`` built with the entries' rounding error, so the value
+    is of an upper enclosure of ``C``; docs/theory.md, rows ``thm5-corrected`` and
+    ``thm5-tmix``). For any chain of the paper's kernel, monotone, reversible or neither."""
+    bound = certificate.best_bound
+    value = None if certificate.best == "none" else int(math.ceil(bound))
+    return _claim(
+        "upper", "influence", value, True, subject,
+        "t_mix(eps) <= the corrected Theorem 5 certificate of the exact influence matrix C "
+        "(row, column, spectral or matrix-power)",
+        "" if value is not None else
+        f"no certificate: C's spectral radius is {certificate.spectral_radius:.4g} >= 1",
+        certificate=certificate.best, spectral_radius=certificate.spectral_radius,
+        entry_error=certificate.entry_error)
+
+
+def start_distances(P: sp.csr_matrix, pi: np.ndarray, starts: np.ndarray, eps: float,
+                    max_steps: int, max_abs_log_p: float = 0.0) -> np.ndarray:
+    """``max_x ||P^t(x, .) - pi||_TV`` over the given starts, for ``t = 0, 1, ...`` until it
+    is at most ``eps`` (or ``max_steps``), each lowered by the stepping's rounding (``t`` times
+    a step's, ``8 u (1 + max |log p|)`` per row and the products' ``gamma_k``, plus the sums'
+    ``gamma_S``): a rigorous lower bound on ``d(t)`` given ``pi``."""
+    S = P.shape[0]
+    Pt = sp.csr_matrix(P.T)
+    per_step = 8.0 * _U * (1.0 + max_abs_log_p) + _gamma(int(np.diff(P.indptr).max()))
+    mu = np.zeros((S, len(starts)), dtype=np.float64)
+    mu[np.asarray(starts, dtype=np.int64), np.arange(len(starts))] = 1.0
+    out = []
+    for t in range(max_steps + 1):
+        tv = 0.5 * np.abs(mu - pi[:, None]).sum(axis=0)
+        out.append(max(float(tv.max()) - t * per_step - _gamma(S), 0.0))
+        if out[-1] <= eps:
+            break
+        mu = Pt @ mu
+    return np.array(out)
+
+
+def starts_bracket(P: sp.csr_matrix, pi: np.ndarray, starts: np.ndarray, eps: float,
+                   subject: str, residual_l1: float | None = None, t_quarter: float = math.inf,
+                   max_steps: int = DEFAULT_BRACKET_STEPS,
+                   max_abs_log_p: float = 0.0) -> Claim:
+    """``t_mix(eps) >= t + 1`` for the last ``t`` whose lower bound on ``d(t)`` (from
+    :func:`start_distances`, less ``pi``'s TV error) exceeds ``eps`` (``d`` is non-increasing,
+    LPW 2nd ed., Section 4.5): rigorous.
+
+    ``residual_l1``: the residual of a *solved* ``pi`` (None for a law exact to rounding); its
+    TV error is ``2 ||r||_1 t_mix(1/4)`` with ``t_quarter``, a rigorous upper bound on
+    ``t_mix(1/4)`` (:func:`glauber.exact.sparse.stationary_tv_error_bound`; ``inf`` makes the
+    bound 0).
+    """
+    eps = check_eps(eps)
+    max_steps = check_positive_int(max_steps, "max_steps")
+    distances = start_distances(P, pi, starts, eps, max_steps, max_abs_log_p)
+    pi_error = _gamma(P.shape[0]) * 4
+    if residual_l1 is not None:
+        pi_error += stationary_tv_error_bound(residual_l1, t_quarter)
+    above = np.flatnonzero(distances - pi_error > eps)
+    low = 0 if above.size == 0 else int(above[-1]) + 1
+    return _claim(
+        "lower", "starts", low, True, subject,
+        f"d(t) >= max TV of P^t(x, .) from pi over {len(starts)} starts x",
+        "" if pi_error == 0 else f"pi's error {pi_error:.2g} subtracted",
+        steps=len(distances) - 1, starts=[int(s) for s in starts])
+
+
 __all__ = [
     "CouplingTrajectory",
     "DEFAULT_BRACKET_STEPS",
@@ -366,10 +433,13 @@ __all__ = [
     "coupling_claims",
     "coupling_trajectory",
     "first_at_most",
+    "influence_upper_claim",
     "monotone_bracket",
     "monotonicity_defect",
     "spectral_claims",
     "spectral_lower_claim",
+    "start_distances",
+    "starts_bracket",
     "token_sums",
     "unavailable_claim",
 ]

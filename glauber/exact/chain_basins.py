@@ -27,7 +27,9 @@ from glauber.exact.coupling import WorstAdjacentPair
 from glauber.exact.rectangles import RectangleSummary
 from glauber.exact.score_table import TabulatedModel
 from glauber.exact.stationary import TRUSTED_MIN_PROBABILITY
+from glauber.theory.distances import tv_rounding_bound
 from glauber.theory.escape import BasinMargins
+from glauber.theory.floating import RoundingFormats
 
 
 class BasinQueries:
@@ -139,6 +141,16 @@ class BasinQueries:
     def influence_matrix(self) -> np.ndarray:
         """``C[i, j] = c_ij(tau)``: the influence of site ``j`` on site ``i`` (Definition 2)."""
         return self._cached("C", lambda: influence.influence_matrix(self.conditionals()))
+
+    def influence_rounding(self) -> float:
+        """A bound on the rounding error of every entry of :meth:`influence_matrix`: its TVs
+        are computed from the score table as :func:`glauber.theory.distances.tv_rounding_bound`
+        describes (what :func:`glauber.theory.contraction.certify_contraction` adds to ``C``
+        for a rigorous certificate)."""
+        scores = self.scores()
+        return float(tv_rounding_bound(self.q, float(np.abs(scores).max()),
+                                       float(np.abs(self.log_conditionals()).max()), self.tau,
+                                       RoundingFormats(scores.dtype, "float64")))
 
     def oscillation_matrix(self) -> np.ndarray:
         """Exact score oscillation ``Delta[i, j]`` of Lemma 6 (scores at ``tau = 1``)."""

@@ -23,6 +23,7 @@ from glauber.exact import brackets, mixing
 from glauber.exact.brackets import MixingBracket
 from glauber.exact.factored import factorable
 from glauber.exact.stepping import GlauberKernel, SiteRowsKernel
+from glauber.theory.contraction import certify_contraction
 
 #: Largest chain whose worst-start ``t_mix`` and ``d(t)`` ``"auto"`` computes exactly (dense
 #: squaring, the factor, or stepping every start); above, only
@@ -126,12 +127,12 @@ class MixingQueries:
                 and not self.factored)
 
     def _bracketed_tmix(self, eps: float) -> int:
-        if not self.is_monotone():
+        if not (self.is_monotone() or self.kernel.is_plain):
             raise BracketOnlyError(
                 f"t_mix of this {self.num_states}-state chain cannot be computed exactly (every "
                 f"start would be stepped: the limit is EXACT_TMIX_MAX_STATES = "
-                f"{EXACT_TMIX_MAX_STATES}) and the model is not monotone (largest violation "
-                f"{self.monotonicity_defect():.2g}), so no coupling bound applies: only the "
+                f"{EXACT_TMIX_MAX_STATES}) and the {self.kernel.label} kernel is not the paper's "
+                "heat bath, so neither the coupling nor the influence bounds apply: only the "
                 "spectral bracket is available (mixing_bracket(); its upper end is an estimate "
                 "for a Lanczos gap)")
         bracket = self.mixing_bracket(eps)
@@ -212,12 +213,41 @@ class MixingQueries:
                 else:
                     claims += brackets.spectral_claims(
                         estimate, float(self.log_stationary().min()), eps, subject)
+            if not claims and self.kernel.is_plain:
+                claims += self._influence_bracket(eps, max_steps, dense, subject)
             if not claims:
                 claims.append(brackets.unavailable_claim(
                     subject, "the chain is neither monotone nor reversible: no bound applies"))
             return brackets.combine(claims, eps, self.is_monotone(), subject)
 
         return self._cached(f"bracket:{eps!r}:{max_steps}:{dense}", compute)
+
+    def _influence_bracket(self, eps: float, max_steps: int, dense: bool,
+                           subject: str) -> list:
+        """The bracket of a chain of the paper's kernel that is neither monotone nor reversible
+        (a masked LM's window): the corrected Theorem 5 certificate of the exact influence
+        matrix above (rigorous, with the entries' rounding), the distances from a few starts
+        below (the mode of ``mu``, the likeliest state differing from it at every site, the
+        least likely state), with ``mu``'s error from its solve's residual and the certificate's
+        ``t_mix(1/4)`` (:func:`glauber.exact.sparse.stationary_tv_error_bound`)."""
+        C, entry_error = self.influence_matrix(), self.influence_rounding()
+        upper = brackets.influence_upper_claim(
+            certify_contraction(C, eps, entry_error=entry_error), subject)
+        solution = self.stationary_solution() if dense else self.sparse_stationary().solution
+        pi = self._stationary_for_distances() if dense else solution.pi
+        solved = solution.method not in ("gth", "joint")
+        quarter = certify_contraction(C, 0.25, entry_error=entry_error).best_bound
+        states = self.states()
+        mode = int(np.argmax(pi))
+        far = np.flatnonzero((states != states[mode]).all(axis=1))
+        starts = [mode, int(np.argmin(pi))]
+        if far.size:
+            starts.insert(1, int(far[np.argmax(pi[far])]))
+        lower = brackets.starts_bracket(
+            self.transition_matrix(), pi, np.array(list(dict.fromkeys(starts))), eps, subject,
+            solution.residual_l1 if solved else None, quarter, max_steps,
+            float(np.abs(self.log_site_rows()).max()))
+        return [upper, lower]
 
     @property
     def factored(self) -> bool:

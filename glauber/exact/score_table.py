@@ -10,8 +10,12 @@ Two facts make an exact chain of a real model cheap:
 
 :func:`score_table` builds it in batches and, for a model with a ``cache_key`` (a restricted
 masked LM, see :func:`glauber.core.restrict`), keeps it on disk under
-``$GLAUBER_CACHE/score_tables/<key>/``, one file per site written atomically: an interrupted
-build resumes at the first missing site and a second build costs nothing.
+``$GLAUBER_CACHE/score_tables/<key>/`` in shards of consecutive queries
+(:mod:`glauber.exact.table_shards`: each written atomically and keyed, so an interrupted build
+resumes at the first missing shard, byte-identically, and a second build costs nothing). The
+shards can be computed by an executor (``executor.map``: a Ray cluster's workers,
+:mod:`glauber.experiments.executor`), and the build's size is checked against memory and disk
+before the first query.
 """
 
 from __future__ import annotations
@@ -22,18 +26,29 @@ from typing import Any, Callable
 
 import numpy as np
 
-from glauber.core.arrays import all_finite, to_numpy
-from glauber.core.enumeration import all_states, radix_weights, table_queries
-from glauber.core.io import atomic_write_bytes, atomic_write_text, cache_root
+from glauber.core.enumeration import radix_weights, table_queries
+from glauber.core.io import atomic_write_text, cache_root
+from glauber.core.memory import check_fits
 from glauber.core.protocol import ConditionalModel
 from glauber.core.site_model import SiteScoreModel
 from glauber.core.validation import check_positive_int
-from glauber.errors import NonFiniteScoresError, UnboundableModelError
+from glauber.errors import UnboundableModelError
+from glauber.exact.table_shards import (
+    DEFAULT_SHARD_ROWS,
+    load_shard,
+    save_shard,
+    shard_count,
+    shard_key,
+    shard_path,
+    shard_scores,
+    shard_task,
+    table_plan,
+)
 
 #: Rows per :meth:`scores` call when building a table.
 DEFAULT_BATCH_SIZE = 256
-#: Table layout version (part of every cache folder's manifest).
-TABLE_FORMAT = 1
+#: Table layout version (part of every cache folder's manifest): 2 since the shards.
+TABLE_FORMAT = 2
 
 
 def score_table(
@@ -41,6 +56,8 @@ def score_table(
     batch_size: int = DEFAULT_BATCH_SIZE,
     cache: bool | str | Path | None = None,
     progress: Callable[[int, int], Any] | None = None,
+    shard_rows: int = DEFAULT_SHARD_ROWS,
+    executor: Any = None,
 ) -> np.ndarray:
     """Scores at ``tau = 1`` for every site and state: float64 ``[n, q**n, q]``.
 
@@ -57,7 +74,14 @@ def score_table(
         The folder of a table is named by the model's ``cache_key`` (a model without one is
         never cached).
     progress : callable, optional
-        ``progress(rows_done, rows_total)`` after every model call.
+        ``progress(rows_done, rows_total)`` after every model call (after every shard with an
+        executor).
+    shard_rows : int
+        Most queries of one shard (:mod:`~glauber.exact.table_shards`).
+    executor : object, optional
+        Something with ``map(fn, items)`` yielding ``fn(item)`` in order (e.g.
+        :class:`glauber.experiments.executor.RayExecutor`): the missing shards are computed
+        through it, each saved as it arrives. Default: in this process.
 
     Returns
     -------
@@ -68,7 +92,11 @@ def score_table(
     NonFiniteScoresError
         If the model returns NaN or infinite scores.
     InvalidParameterError
-        If ``batch_size`` is not an integer >= 1.
+        If ``batch_size`` or ``shard_rows`` is not an integer >= 1.
+    ResourceLimitError
+        If the table does not fit in the memory available, or its shards on the disk.
+    ResumeMismatchError
+        If a shard on disk belongs to another table (model, context or window).
 
     Examples
     --------
@@ -78,36 +106,68 @@ def score_table(
     [[0.0, 0.0], [1.0, 0.0], [0.0, 0.0], [1.0, 0.0]]
     """
     batch_size = check_positive_int(batch_size, "batch_size")
+    shard_rows = check_positive_int(shard_rows, "shard_rows")
     n, q = int(model.n), int(model.q)
     folder = _cache_folder(model, cache)
-    rows = q ** (n - 1)
-    total, done = n * rows, 0
+    plan = table_plan(model, folder, shard_rows)
+    check_fits(plan.table_bytes, f"the score table of {n} sites x {q} tokens ({plan.rows:,} "
+               "rows, float64 [n, q^n, q])", "use a window of fewer sites")
+    if folder is not None:
+        check_fits(plan.disk_bytes - (plan.rows - plan.rows_left) * 8 * q,
+                   f"the {plan.shards:,} shards of the score table", "free disk space or point "
+                   "GLAUBER_CACHE elsewhere (or build it without a cache)", disk=str(folder))
+    per_site = q ** (n - 1)
+    total, done = n * per_site, 0
     table = np.empty((n, q**n, q), dtype=np.float64)
+    shards: dict[tuple[int, int], np.ndarray] = {}
+    missing = []
     for i in range(n):
-        site = _load_site(folder, i, rows, q) if folder is not None else None
-        if site is None:
-            queries = _states_with_site_zero(n, q, i)
-            site = np.empty((rows, q), dtype=np.float64)
-            for lo in range(0, rows, batch_size):
-                hi = min(lo + batch_size, rows)
-                s = model.scores(queries[lo:hi], np.full(hi - lo, i, dtype=np.int64))
-                if not all_finite(s):
-                    raise NonFiniteScoresError(
-                        f"model {getattr(model, 'name', type(model).__name__)} returned "
-                        f"non-finite scores at site {i}; scores must be finite real numbers"
-                    )
-                site[lo:hi] = np.asarray(to_numpy(s), dtype=np.float64)
+        for k in range(shard_count(per_site, shard_rows)):
+            lo, hi = k * shard_rows, min((k + 1) * shard_rows, per_site)
+            found = None if folder is None else load_shard(
+                shard_path(folder, i, k), shard_key(model, i, lo, hi), hi - lo, q)
+            if found is None:
+                found = _legacy_rows(folder, i, per_site, q, lo, hi)
+            if found is None:
+                missing.append((i, k, lo, hi))
+            else:
+                shards[i, k] = found
                 done += hi - lo
-                if progress is not None:
-                    progress(done, total)
-            if folder is not None:
-                _save_site(folder, i, site)
-        else:
-            done += rows
-            if progress is not None:
-                progress(done, total)
+    if progress is not None and done:
+        progress(done, total)
+
+    def report(rows: int) -> None:
+        nonlocal done
+        done += rows
+        if progress is not None:
+            progress(done, total)
+
+    if executor is None:
+        results = (_local_shard(model, i, lo, hi, batch_size, report) for i, _, lo, hi in missing)
+    else:
+        results = executor.map(shard_task, [(model, i, lo, hi, batch_size)
+                                            for i, _, lo, hi in missing])
+    for (i, k, lo, hi), scores in zip(missing, results):
+        if folder is not None:
+            save_shard(shard_path(folder, i, k), shard_key(model, i, lo, hi), scores)
+        shards[i, k] = scores
+        if executor is not None:
+            report(hi - lo)
+    for i in range(n):
+        site = np.concatenate([shards[i, k] for k in range(shard_count(per_site, shard_rows))])
         _spread(table[i], site, n, q, i)
     return table
+
+
+def _local_shard(model: ConditionalModel, site: int, lo: int, hi: int, batch_size: int,
+                 report: Callable[[int], None]) -> np.ndarray:
+    """:func:`~glauber.exact.table_shards.shard_scores` batch by batch, reporting each."""
+    out = np.empty((hi - lo, int(model.q)), dtype=np.float64)
+    for a in range(lo, hi, batch_size):
+        b = min(a + batch_size, hi)
+        out[a - lo:b - lo] = shard_scores(model, site, a, b, b - a)
+        report(b - a)
+    return out
 
 
 class TabulatedModel(SiteScoreModel):
@@ -165,11 +225,6 @@ class TabulatedModel(SiteScoreModel):
         return None if method is None else method()
 
 
-def _states_with_site_zero(n: int, q: int, i: int) -> np.ndarray:
-    """The ``q^(n-1)`` states with ``x_i = 0``, in the mixed-radix order of the others."""
-    return np.insert(all_states(n - 1, q, max_states=q ** (n - 1)), i, 0, axis=1)
-
-
 def _spread(out: np.ndarray, site: np.ndarray, n: int, q: int, i: int) -> None:
     """Write the scores of the ``x_i = 0`` states to all ``q`` states that share ``x_{-i}``.
 
@@ -196,23 +251,21 @@ def _cache_folder(model: ConditionalModel, cache: bool | str | Path | None) -> P
     return folder
 
 
-def _load_site(folder: Path, i: int, rows: int, q: int) -> np.ndarray | None:
-    path = folder / f"site_{i}.npy"
-    if not path.exists():
+def _legacy_rows(folder: Path | None, i: int, rows: int, q: int, lo: int,
+                 hi: int) -> np.ndarray | None:
+    """Rows ``lo:hi`` of a whole-site file of the first layout (``site_<i>.npy``, before shards),
+    so tables built then are not rebuilt (their folder is the same key)."""
+    path = None if folder is None else folder / f"site_{i}.npy"
+    if path is None or not path.exists():
         return None
     try:
-        site = np.load(path, allow_pickle=False)
-    except (OSError, ValueError):  # unreadable: recompute (the file is replaced atomically)
+        site = np.load(path, allow_pickle=False, mmap_mode="r")
+    except (OSError, ValueError):
         return None
-    return site if site.shape == (rows, q) and np.isfinite(site).all() else None
-
-
-def _save_site(folder: Path, i: int, site: np.ndarray) -> None:
-    import io
-
-    buf = io.BytesIO()
-    np.save(buf, site, allow_pickle=False)
-    atomic_write_bytes(folder / f"site_{i}.npy", buf.getvalue())
+    if site.shape != (rows, q):
+        return None
+    part = np.array(site[lo:hi], dtype=np.float64)
+    return part if np.isfinite(part).all() else None
 
 
 __all__ = [

@@ -30,6 +30,7 @@ from glauber.core.enumeration import all_states, state_index
 from glauber.errors import (
     GlauberError,
     InvalidParameterError,
+    ResumeMismatchError,
     SequenceLengthError,
     StateSpaceTooLargeError,
     VocabularyError,
@@ -230,8 +231,9 @@ def test_interrupted_build_resumes_and_leaves_no_corrupt_file(tmp_path, monkeypa
     with pytest.raises(KeyboardInterrupt):
         score_table(restrict(failing, CONTEXT, SITES), batch_size=4)
     (folder,) = (tmp_path / "score_tables").iterdir()
-    assert sorted(p.name for p in folder.iterdir()) == ["manifest.json", "site_0.npy"]
-    assert np.load(folder / "site_0.npy").shape == (9, 3)
+    assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.*")) == [
+        "manifest.json", "site_0/shard_00000.npz"]  # one shard a site: 9 rows
+    assert np.load(folder / "site_0" / "shard_00000.npz")["scores"].shape == (9, 3)
 
     resumed = Counting(FULL)
     table = score_table(restrict(resumed, CONTEXT, SITES), batch_size=4)
@@ -243,16 +245,23 @@ def test_interrupted_build_resumes_and_leaves_no_corrupt_file(tmp_path, monkeypa
     assert again.rows == again.calls == 0  # a second build costs nothing
 
 
-def test_a_corrupt_or_foreign_site_file_is_recomputed(tmp_path):
+def test_a_torn_shard_is_recomputed_and_a_foreign_one_refused(tmp_path):
     first = Counting(FULL)
     score_table(restrict(first, CONTEXT, SITES), cache=tmp_path)
     (folder,) = tmp_path.iterdir()
-    (folder / "site_1.npy").write_bytes(b"\x93NUMPY truncated")
-    np.save(folder / "site_2.npy", np.zeros((4, 3)))  # wrong shape
+    (folder / "site_1" / "shard_00000.npz").write_bytes(b"PK\x03\x04 torn")  # killed mid-copy
     second = Counting(FULL)
     table = score_table(restrict(second, CONTEXT, SITES), cache=tmp_path)
-    assert second.rows == 2 * 9
+    assert second.rows == 9  # only the torn shard's rows are asked for again
     np.testing.assert_array_equal(table, reference_table())
+    # a shard of another table (another model key) copied in is refused, not mixed in
+    other = tmp_path / "other"
+    score_table(restrict(Counting(FULL, key="another"), CONTEXT, SITES), cache=other)
+    (foreign,) = other.iterdir()
+    (folder / "site_2" / "shard_00000.npz").write_bytes(
+        (foreign / "site_2" / "shard_00000.npz").read_bytes())
+    with pytest.raises(ResumeMismatchError, match="belongs to another table"):
+        score_table(restrict(Counting(FULL), CONTEXT, SITES), cache=tmp_path)
 
 
 def test_tables_are_keyed_by_model_context_and_sites(tmp_path):

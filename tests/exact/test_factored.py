@@ -157,10 +157,9 @@ def test_bad_inputs_raise() -> None:
 def test_factor_has_the_absolute_gap_of_the_dense_kernel(model, tau) -> None:
     # P = A B and M = B A share their non-zero eigenvalues (P's others are 0): the factor's
     # absolute gap is the dense P's, computed independently by the dense eigensolver.
+    from glauber.errors import PrecisionError
     from glauber.exact.factored import factor_matrix
     from glauber.exact.spectral import absolute_spectral_gap
-
-    from glauber.errors import PrecisionError
 
     chain = ExactChain(model, tau)
     assume(chain.algebra == "dense" and model.n >= 2)

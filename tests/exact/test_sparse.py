@@ -139,14 +139,19 @@ def test_non_reversible_large_chains_get_a_labelled_estimate_or_an_error(monkeyp
     est = chain.spectral_estimate()
     assert est.method == "arnoldi" and not est.rigorous and "estimate" in est.label
     assert est.gap_upper is None and est.error_bound is None
-    # a t_mix request above the exact limit on a model that is not monotone
+    # a t_mix request above the exact limit on a model that is neither monotone nor reversible:
+    # the bracket of the exact influence matrix (above) and of a few starts (below)
     monkeypatch.setattr(chain_mixing, "EXACT_TMIX_MAX_STATES", 64)
-    with pytest.raises(BracketOnlyError, match="only the spectral bracket"):
+    with pytest.raises(BracketOnlyError, match="rigorous bounds") as info:
         chain.mixing_time()
     with pytest.raises(BracketOnlyError, match="mixing_bracket"):
         chain.distance(3)
     bracket = chain.mixing_bracket()
-    assert bracket.upper is None and bracket.lower == 0 and not bracket.monotone
+    assert info.value.bracket == bracket and not bracket.monotone
+    assert {c.details["source"] for c in bracket.claims} == {"influence", "starts"}
+    # C has spectral radius >= 1 here: no certificate, so the solved law's error is unbounded
+    # and the starts prove nothing (the bracket says 0 <= t_mix, honestly)
+    assert bracket.upper is None and bracket.lower == 0
 
 
 def test_arnoldi_matches_the_dense_absolute_gap_on_a_small_non_reversible_chain():
