@@ -189,7 +189,8 @@ class TabulatedModel(SiteScoreModel):
     >>> from glauber.toy_models import FunctionModel
     >>> m = FunctionModel(2, 2, lambda x, i: np.stack([x.sum(1), 0 * x.sum(1)], 1).astype(float))
     >>> t = TabulatedModel(m, score_table(m))
-    >>> t.scores(np.array([[1, 1]]), np.array([0])).tolist() == m.scores(np.array([[1, 1]]), [0]).tolist()
+    >>> x = np.array([[1, 1]])
+    >>> t.scores(x, np.array([0])).tolist() == m.scores(x, [0]).tolist()
     True
     """
 
