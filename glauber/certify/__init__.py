@@ -34,7 +34,12 @@ from glauber.certify.certificate import (
     Versions,
 )
 from glauber.certify.claim_key import ClaimKey
-from glauber.certify.exact import EXACT_MAX_STATES, ExactValues, exact_values
+from glauber.certify.exact import (
+    EXACT_MAX_STATES,
+    EXACT_WINDOW_MAX_STATES,
+    ExactValues,
+    exact_values,
+)
 from glauber.certify.pipeline import certify
 from glauber.certify.runs import drift_band
 from glauber.certify.stage_run import Stage, StageRun
@@ -58,6 +63,7 @@ sys.modules[__name__].__class__ = _CallablePackage
 
 __all__ = [
     "EXACT_MAX_STATES",
+    "EXACT_WINDOW_MAX_STATES",
     "STAGES",
     "Certificate",
     "Claim",

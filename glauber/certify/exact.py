@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from glauber.core.arrays import JsonResult
-from glauber.errors import StepLimitError
+from glauber.errors import BracketOnlyError, PrecisionError, StepLimitError
 from glauber.exact.chain import ExactChain
 from glauber.exact.rectangles import RectangleSummary
 from glauber.exact.spectral import GAP_RTOL, spectral_tmix_lower_bound
@@ -25,8 +25,14 @@ from glauber.exact.unavailable import Attempts
 from glauber.theory.contraction import ContractionCertificate, certify_contraction
 from glauber.theory.escape import theorem8_escape_bound
 
-#: Largest state space for which :func:`certify` computes exact values by default (20^3 windows).
+#: Largest state space for which :func:`certify` computes exact values by default (20^3 windows,
+#: the Ising cycle of 13 spins).
 EXACT_MAX_STATES = 8192
+#: Largest window (a model restricted to some sites, :func:`glauber.core.restrict`) that
+#: :func:`certify` makes exact by default, and the most states ``exact=True`` accepts: 4 sites
+#: of 20 amino acids, 160,000 states from a 32,000-row score table (``t_mix`` then bracketed:
+#: :attr:`ExactValues.tmix_upper`).
+EXACT_WINDOW_MAX_STATES = 160_000
 #: Steps after which the exact worst-start ``t_mix`` stops stepping the point masses of every
 #: start, on chains that are stepped (above the dense limit of 4,096 states, where the kernel
 #: does not factor: :attr:`~glauber.toy_models.ExactChain.factored`; a window of ``k < q / 2``
@@ -106,8 +112,14 @@ class ExactValues(JsonResult):
         What could not be computed, and why.
     tmix_lower : int or None
         ``tmix`` when it was computed; else a rigorous lower bound on it (the step limit of the
-        exact computation plus one, or the spectral bound
-        :func:`glauber.certify.exact.spectral_tmix_lower_bound`, whichever is larger).
+        exact computation plus one, the spectral bound
+        :func:`glauber.certify.exact.spectral_tmix_lower_bound`, or the distances from a few
+        starts of :meth:`~glauber.exact.ExactChain.mixing_bracket`, whichever is largest).
+    tmix_upper : int or None
+        ``tmix`` when it was computed; else the rigorous upper end of
+        :meth:`~glauber.exact.ExactChain.mixing_bracket` (a chain above
+        :data:`~glauber.exact.EXACT_TMIX_MAX_STATES` states that does not factor, e.g. a window
+        of 4 amino acids: corrected Theorem 5 on its exact influence matrix), None if none.
     top_states : tuple of StateMass
         The most probable states of the stationary law, most probable first (at most
         :data:`glauber.certify.exact.TOP_STATES`; empty in certificates written before them).
@@ -135,6 +147,7 @@ class ExactValues(JsonResult):
     rectangles: RectangleSummary
     notes: tuple[str, ...] = ()
     tmix_lower: int | None = None
+    tmix_upper: int | None = None
     top_states: tuple[StateMass, ...] = ()
     traps: tuple[Trap, ...] = ()
 
@@ -180,6 +193,7 @@ def exact_values(
     mode = int(np.argmax(log_pi))
     gap = attempt("spectral gap", chain.absolute_spectral_gap)
     lower = [spectral_tmix_lower_bound(gap, eps, None if gap is None else _gap_error(chain, gap))]
+    upper: list[int] = []
 
     def tmix_or_bound() -> int | None:
         try:
@@ -188,6 +202,12 @@ def exact_values(
         except StepLimitError as exc:
             lower.append(exc.steps + 1)  # some start is still farther than eps at the limit
             raise
+        except BracketOnlyError as exc:  # beyond exact stepping: the rigorous bracket
+            bracket = exc.bracket
+            if bracket is not None:
+                lower.append(int(bracket.lower))
+                upper.extend([] if bracket.upper is None else [int(bracket.upper)])
+            raise PrecisionError(str(exc)) from exc
 
     tmix = attempt("t_mix", tmix_or_bound)
     states = chain.states()
@@ -199,6 +219,7 @@ def exact_values(
         contraction=certify_contraction(C, eps, entry_error=chain.influence_rounding()),
         tmix=tmix,
         tmix_lower=tmix if tmix is not None else max(lower),
+        tmix_upper=tmix if tmix is not None else min(upper, default=None),
         relaxation_time=None if gap is None else (math.inf if gap <= 0 else 1.0 / gap),
         absolute_gap=gap,
         reversible=attempt("reversibility", chain.is_reversible),
@@ -267,5 +288,5 @@ def _best_trap(chain: ExactChain, log_pi: np.ndarray) -> tuple[dict, tuple[Trap,
     return out, traps
 
 
-__all__ = ["EXACT_MAX_STATES", "EXACT_TMIX_MAX_STEPS", "TOP_STATES", "ExactValues", "StateMass",
+__all__ = ["EXACT_MAX_STATES", "EXACT_WINDOW_MAX_STATES", "EXACT_TMIX_MAX_STEPS", "TOP_STATES", "ExactValues", "StateMass",
            "Trap", "exact_values", "spectral_tmix_lower_bound"]

@@ -28,7 +28,7 @@ from glauber.certify.certificate import (
     Timings,
     software_versions,
 )
-from glauber.certify.exact import EXACT_MAX_STATES
+from glauber.certify.exact import EXACT_MAX_STATES, EXACT_WINDOW_MAX_STATES
 from glauber.certify.stage_run import StageRun, stream
 from glauber.certify.stages import build_claims
 from glauber.core.conditionals import answers_on_host, host_states
@@ -59,6 +59,7 @@ def certify(
     max_exhaustive_states: int = EXACT_MAX_STATES,
     progress: Any = None,
     device: str = "cpu",
+    executor: Any = None,
     **changes: Any,
 ) -> Certificate:
     """Run every stage on ``model`` at temperature ``tau`` and state what is certified.
@@ -85,13 +86,19 @@ def certify(
     basin : callable, optional
         ``basin(states[B, n]) -> bool[B]`` for Assumption 1 / Theorem 8 on a basin.
     exact : bool, optional
-        Build the exact chain; default when ``q ** n <= EXACT_MAX_STATES`` (8192).
+        Build the exact chain; default when ``q ** n <= EXACT_MAX_STATES`` (8192), or for a
+        window (a model with ``sites``: :func:`glauber.core.restrict`) when ``q ** n <=
+        EXACT_WINDOW_MAX_STATES`` (160,000: 4 amino acids), the most ``exact=True`` accepts.
     max_exhaustive_states : int
-        Largest ``q ** n`` an exhaustive run enumerates.
+        Largest ``q ** n`` an exhaustive run enumerates (left at its default, an exact chain's
+        influences are enumerated at any size it accepts: they are read from its table).
     progress : callable or tqdm, optional
         ``progress(stage, rows_done, rows_total)`` after every model call, or a tqdm bar.
     device : str
         Device of the exact chain's dense algebra (``"cpu"``: numpy; else torch there).
+    executor : object, optional
+        Where the exact chain's score-table shards are computed (``map(fn, items)`` in order,
+        e.g. :class:`glauber.experiments.executor.RayExecutor`); default in this process.
 
     Raises
     ------
@@ -112,6 +119,7 @@ def certify(
     tracker = _Tracker(progress)
     run = _prepare(model, tau, states, _settings(settings, changes), eps, seed, basin, exact,
                    max_exhaustive_states, device, tracker)
+    run.executor = executor
     seconds: dict[str, float] = {}
     started = time.perf_counter()
     asking = [stage for stage in stages.all_stages() if not run.exact or stage.name == "table"]
@@ -181,24 +189,30 @@ def _prepare(
                "certify a model with fewer sites (a shorter --length, or a smaller n in the "
                "toy specification)")
     num_states = int(model.q) ** int(model.n)
+    exact_limit = max(EXACT_WINDOW_MAX_STATES, max_exhaustive_states)
+    if exact and num_states > exact_limit:
+        raise StateSpaceTooLargeError(
+            f"exact=True needs the chain on q**n = {model.q}**{model.n} = {num_states:,} states, "
+            f"over the exact limit of {exact_limit:,}; resample fewer sites (e.g. 4 sites of a "
+            "20-token vocabulary: --sites 97-100) or drop exact (--no-exact samples)"
+        )
+    exact_asked = exact
+    if exact is None:
+        window = getattr(model, "sites", None) is not None
+        exact = num_states <= (EXACT_WINDOW_MAX_STATES if window else EXACT_MAX_STATES)
+    if exact and max_exhaustive_states == EXACT_MAX_STATES:  # the default: the chain's table
+        max_exhaustive_states = max(max_exhaustive_states, num_states)  # answers every query
     if settings.exhaustive and num_states > max_exhaustive_states:
         raise StateSpaceTooLargeError(
             f"exhaustive=True needs q**n = {_count(model.q, model.n)} states, over "
             f"max_exhaustive_states = {max_exhaustive_states}; sample instead (exhaustive=None "
             "or False) or raise the limit"
         )
-    exact_limit = max(EXACT_MAX_STATES, max_exhaustive_states)
-    if exact and num_states > exact_limit:
-        raise StateSpaceTooLargeError(
-            f"exact=True needs the chain on q**n = {model.q}**{model.n} = {num_states:,} states, "
-            f"over the exact limit of {exact_limit:,}; resample fewer sites (e.g. 3 sites of a "
-            "20-token vocabulary: --sites 98-100) or drop exact (--no-exact samples)"
-        )
     xs, source = _initial_states(model, states, stream(seed, "states"))
     run = StageRun(model=_CountingModel(model, tracker.add), tau=tau, eps=eps, seed=seed,
                    states=xs, states_source=source, settings=settings,
-                   exact=num_states <= EXACT_MAX_STATES if exact is None else exact,
-                   exact_asked=exact, max_states=max_exhaustive_states, basin=basin,
+                   exact=exact, exact_asked=exact_asked, max_states=max_exhaustive_states,
+                   basin=basin,
                    device=device)
     exhaustive = settings.exhaustive
     if exhaustive is None:  # the probe query runs only when no chain will answer on the host
@@ -232,8 +246,22 @@ class _CountingModel:
         self._on_rows(int(out.shape[0]))
         return out
 
+    def count(self, rows: int) -> None:
+        """Report ``rows`` asked elsewhere (by the workers of an executor)."""
+        self._on_rows(int(rows))
+
+    def __reduce__(self) -> tuple:
+        """Pickle as the wrapped model (a remote worker has nothing to report to)."""
+        return _same, (self._model,)
+
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # copy and pickle protocols: not the wrapped model's
+            raise AttributeError(name)
         return getattr(self._model, name)
+
+
+def _same(model: ConditionalModel) -> ConditionalModel:
+    return model
 
 
 class _Tracker:

@@ -43,9 +43,24 @@ def table(run: StageRun) -> dict[str, Any]:
     """Build the exact chain's score table and make it the model every later stage reads."""
     if run.exact:
         run.chain = ExactChain(run.model, run.tau, max_states=run.model.q ** run.model.n,
-                               batch_size=run.settings.batch_size)
+                               batch_size=run.settings.batch_size, executor=run.executor,
+                               progress=None if run.executor is None else _remote_rows(run.model))
         run.model = run.chain.tabulated()
     return {}
+
+
+def _remote_rows(model: Any) -> Any:
+    """A ``progress(done, total)`` that reports the rows an executor's workers asked to the
+    counting model (whose own count sees only the rows asked in this process)."""
+    seen = [0]
+
+    def progress(done: int, total: int) -> None:
+        count = getattr(model, "count", None)
+        if callable(count):
+            count(done - seen[0])
+        seen[0] = done
+
+    return progress
 
 
 def table_rows(run: StageRun) -> int:

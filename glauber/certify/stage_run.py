@@ -81,6 +81,9 @@ class StageRun:
         at_states`): both read every site's conditional at the states, so drift asks nothing.
     results : dict
         Every field filled so far, by name (a stage reads the earlier ones here).
+    executor : object or None
+        Where the exact chain's score-table shards are computed (None: in this process; a
+        :class:`~glauber.experiments.executor.RayExecutor` for ``--ray``).
     """
 
     model: ConditionalModel
@@ -97,6 +100,7 @@ class StageRun:
     chain: ExactChain | None = None
     memo: MemoisedModel | None = None
     states_memo: MemoisedModel | None = None
+    executor: Any = None
     results: dict[str, Any] = field(default_factory=dict)
     states_source: str = "given"
 

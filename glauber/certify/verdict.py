@@ -178,6 +178,10 @@ def _mixing(cert: Certificate) -> str:
             f"known exactly: t_mix({eps:g}) = {e.tmix:,} steps from the worst start "
             f"({e.tmix / n:.3g} sweeps of the {n} sites; exact chain of {e.num_states:,} "
             "states)")
+    elif e is not None and e.tmix_upper is not None:
+        parts.append(f"known: {e.tmix_lower:,} <= t_mix({eps:g}) <= {e.tmix_upper:,} steps from "
+                     f"the worst start (rigorous bracket of the exact chain over all "
+                     f"{e.num_states:,} states, too many to step every start)")
     elif e is not None and e.tmix_lower:
         parts.append(f"known: t_mix({eps:g}) > {e.tmix_lower - 1:,} steps from the worst start "
                      f"(the exact chain over all {e.num_states:,} states, not stepped further)")
@@ -273,6 +277,9 @@ def _known(cert: Certificate) -> list[str]:
     out = []
     if e.tmix is not None:
         out.append(f"t_mix({cert.eps:g}) = {e.tmix:,} steps from the worst start")
+    elif e.tmix_upper is not None:
+        out.append(f"{e.tmix_lower:,} <= t_mix({cert.eps:g}) <= {e.tmix_upper:,} steps "
+                   "(rigorous bracket)")
     elif e.tmix_lower:
         out.append(f"t_mix({cert.eps:g}) > {e.tmix_lower - 1:,} steps (not computed further)")
     if e.absolute_gap is not None:

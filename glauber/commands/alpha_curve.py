@@ -12,7 +12,7 @@ HELP = "alpha(tau) row/col/spectral and the matrix-power certificate (CSV + plot
 def register(subparsers: Any) -> None:
     """Add the ``alpha-curve`` parser."""
     from glauber.commands.arguments import add_experiment_parser
-    from glauber.models import EXACT_WINDOW_MAX_STATES
+    from glauber.models import EXACT_SWEEP_MAX_STATES
 
     p = add_experiment_parser(
         subparsers, "alpha-curve",
@@ -32,7 +32,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--eps", type=float, default=0.25, help="target distance (default 0.25)")
     p.add_argument("--exact", action=argparse.BooleanOptionalAction, default=None,
                    help="exact C, Delta and t_mix from one score table for every temperature; "
-                   f"default: when q**n <= {EXACT_WINDOW_MAX_STATES:,} (e.g. --context "
+                   f"default: when q**n <= {EXACT_SWEEP_MAX_STATES:,} (e.g. --context "
                    "trastuzumab-vh --sites 98-100); --exact above that limit is an error")
     p.add_argument("--search-budget", type=int, default=0,
                    help="distinct conditional queries of a search for the suprema of C over "
@@ -48,16 +48,16 @@ def run(args: argparse.Namespace) -> int:
     from glauber.errors import StateSpaceTooLargeError
     from glauber.experiments.alpha_curve import alpha_curve
     from glauber.experiments.common import get_model
-    from glauber.models import EXACT_WINDOW_MAX_STATES, window_spec
+    from glauber.models import EXACT_SWEEP_MAX_STATES, window_spec
 
     spec = window_spec(args.model, args.context, args.sites)
     budget = check_nonnegative_int(args.search_budget, "--search-budget")
     if args.exact:
         model = get_model(spec, args.length, args.device)
-        if int(model.q) ** int(model.n) > EXACT_WINDOW_MAX_STATES:
+        if int(model.q) ** int(model.n) > EXACT_SWEEP_MAX_STATES:
             raise StateSpaceTooLargeError(
                 f"--exact needs q**n = {model.q}**{model.n} states, over the limit of "
-                f"{EXACT_WINDOW_MAX_STATES:,}; choose at most 3 sites of a 20-token vocabulary "
+                f"{EXACT_SWEEP_MAX_STATES:,}; choose at most 3 sites of a 20-token vocabulary "
                 "(--context ... --sites 98-100) or drop --exact"
             )
     res = alpha_curve(spec, args.taus, args.out, args.length, args.contexts,

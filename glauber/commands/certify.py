@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import inspect
+import os
 import sys
 import time
 from pathlib import Path
@@ -59,8 +60,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--exact", action=argparse.BooleanOptionalAction, default=None,
                         help="compute the exact chain (transition matrix, stationary law, "
                         f"t_mix, gap, exact C and Delta) and run every stage on it; default: "
-                        f"when q**n <= {EXACT_WINDOW_MAX_STATES:,} (3 sites of 20 amino acids); "
-                        "--exact above that limit is an error, --no-exact samples")
+                        f"for a window (--sites) when q**n <= {EXACT_WINDOW_MAX_STATES:,} (4 "
+                        "sites of 20 amino acids; t_mix is then bracketed), for another model "
+                        "when q**n <= 8,192; --exact above the window limit is an error, "
+                        "--no-exact samples")
+    parser.add_argument("--dry-run", action="store_true",
+                        help="print the exact chain's score-table plan (rows, shards, sizes, "
+                        "those already on disk, estimated time on this CPU, a Ray cluster and "
+                        "a GPU) and stop before any forward pass")
+    parser.add_argument("--ray", nargs="?", const=True, default=None, metavar="ADDRESS",
+                        help="build the score table's shards as Ray tasks (needs `pip install "
+                        "ray`): alone, a Ray started in this process; with ADDRESS (auto, "
+                        "ray://HOST:10001), that cluster")
     parser.add_argument("--search-budget", type=int, default=defaults["search_budget"],
                         help="distinct conditional queries (rows sent to the model) of the "
                         "influence search for the suprema of Definition 2 (default %(default)s, "
@@ -124,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
         check_tau,
     )
     from glauber.errors import InvalidParameterError
+    from glauber.experiments.executor import make_executor
     from glauber.models import read_states, resolve_model, window_spec
 
     tau = check_tau(args.tau)
@@ -146,6 +158,10 @@ def run(args: argparse.Namespace) -> int:
 
     start = time.perf_counter()
     model = resolve_model(spec, args.length, args.device, args.dtype, args.autocast)
+    if args.dry_run:
+        print(table_plan_text(model, args.device))
+        return 0
+    executor = None if args.ray is None else make_executor(args.ray)
     states = read_states(args.states, model) if args.states else None
     load = time.perf_counter() - start
     with tqdm(file=sys.stderr, unit="row", desc="certify", leave=False) as bar:
@@ -156,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
             anneal=None if schedule is None else schedule.spec, bracket=args.bracket,
         )
         cert = certify(model, tau, states, settings, eps=eps, seed=seed, exact=args.exact,
-                       progress=bar, device=args.device)
+                       progress=bar, device=args.device, executor=executor)
     cert = dataclasses.replace(
         cert, states_source=args.states or cert.states_source,
         timings=dataclasses.replace(cert.timings, load=load),
@@ -173,9 +189,38 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def table_plan_text(model: Any, device: str = "cpu") -> str:
+    """What ``--dry-run`` prints: the exact chain's score-table plan for ``model``
+    (:func:`glauber.exact.table_shards.table_plan`) and whether ``certify`` builds it by
+    default, with ``--exact``, or not at all."""
+    from glauber.certify import EXACT_MAX_STATES, EXACT_WINDOW_MAX_STATES
+    from glauber.exact.score_table import table_folder
+    from glauber.exact.sparse import SPARSE_MAX_STATES
+    from glauber.exact.table_shards import plan_rates, table_plan
+
+    rates, notes = plan_rates(os.cpu_count() or 1)
+    plan = table_plan(model, table_folder(model), rates=rates, rate_notes=notes)
+    states = int(model.q) ** int(model.n)
+    limit = EXACT_WINDOW_MAX_STATES if getattr(model, "sites", None) is not None else (
+        EXACT_MAX_STATES)
+    if states <= limit:
+        when = f"certify builds it by default ({states:,} states <= {limit:,})"
+    elif states <= EXACT_WINDOW_MAX_STATES:
+        when = f"certify builds it with --exact ({states:,} states)"
+    elif states <= SPARSE_MAX_STATES:
+        when = (f"{states:,} states > {EXACT_WINDOW_MAX_STATES:,}: certify samples; the exact "
+                "chain (glauber.exact.ExactChain) takes it")
+    else:
+        when = (f"{states:,} states: beyond the exact chain's sparse limit of "
+                f"{SPARSE_MAX_STATES:,}; the table alone can be built")
+    where = "" if device == "cpu" else f" (this run would use {device}: see the gpu line)"
+    return "\n".join([plan.summary(), f"  {when}{where}", "  nothing computed (--dry-run)"])
+
+
 __all__ = [
     "HELP",
     "certify_defaults",
     "register",
     "run",
+    "table_plan_text",
 ]

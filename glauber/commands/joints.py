@@ -18,12 +18,12 @@ HELP = "Glauber law, MRF, MH/PLL target, HCB and Arnold-Gokhale joints of an exa
 def register(subparsers: Any) -> None:
     """Add the ``joints`` parser."""
     from glauber.commands.arguments import add_window_arguments
-    from glauber.models import EXACT_WINDOW_MAX_STATES
+    from glauber.models import EXACT_SWEEP_MAX_STATES
 
     p = subparsers.add_parser(
         "joints",
         description="Builds, from the exact conditionals of a window (q**n <= "
-                    f"{EXACT_WINDOW_MAX_STATES:,} states; one score table, cached) or a toy, "
+                    f"{EXACT_SWEEP_MAX_STATES:,} states; one score table, cached) or a toy, "
                     "the joints of Torroba Hennigen and Kim (2023) beside the law Gibbs "
                     "sampling samples; prints KL both ways and TV for every pair, and each "
                     "joint's conditional mismatch against the model.",

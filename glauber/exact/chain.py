@@ -72,6 +72,10 @@ class ExactChain(StationaryQueries, MixingQueries, SpectrumQueries, BasinQueries
         ``cache_key``, e.g. a restricted masked LM).
     progress : callable, optional
         ``progress(rows_done, rows_total)`` while the score table is built.
+    executor : object, optional
+        Where the table's missing shards are computed (``map(fn, items)`` in order, e.g.
+        :class:`glauber.experiments.executor.RayExecutor`; the model must pickle); default in
+        this process (:func:`glauber.exact.score_table.score_table`).
     kernel : str or KernelSpec
         ``"random"`` (the paper's kernel, default), ``"sweep"``, ``"shuffled"``, ``"mh:pll"``,
         ``"mh:logits"`` (see :mod:`glauber.core.kernel_spec`). Everything below is computed
@@ -144,6 +148,7 @@ class ExactChain(StationaryQueries, MixingQueries, SpectrumQueries, BasinQueries
         *,
         kernel: str | KernelSpec = "random",
         epsilon: float | None = None,
+        executor: Any = None,
     ) -> None:
         self.kernel = check_kernel(kernel, epsilon)
         self.tau = check_tau(tau)
@@ -154,6 +159,7 @@ class ExactChain(StationaryQueries, MixingQueries, SpectrumQueries, BasinQueries
         self.batch_size = check_positive_int(batch_size, "batch_size")
         self.cache = cache
         self.progress = progress
+        self.executor = executor
         self._cache: dict[str, Any] = {}
 
     def __repr__(self) -> str:
@@ -203,7 +209,8 @@ class ExactChain(StationaryQueries, MixingQueries, SpectrumQueries, BasinQueries
         if isinstance(self.model, SiteScoreModel):  # numpy on the host: a call's overhead
             batch = max(batch, HOST_BATCH_SIZE)  # dominates small batches, memory does not
         return self._cached(
-            "scores", lambda: score_table(self.model, batch, self.cache, self.progress),
+            "scores", lambda: score_table(self.model, batch, self.cache, self.progress,
+                                         executor=self.executor),
         )
 
     def at(self, tau: float) -> "ExactChain":

@@ -236,12 +236,21 @@ def _spread(out: np.ndarray, site: np.ndarray, n: int, q: int, i: int) -> None:
     view[:] = site.reshape(q**i, 1, q ** (n - 1 - i), q)
 
 
-def _cache_folder(model: ConditionalModel, cache: bool | str | Path | None) -> Path | None:
+def table_folder(model: ConditionalModel, cache: bool | str | Path | None = None
+                 ) -> Path | None:
+    """The folder of ``model``'s score table under ``cache`` (see :func:`score_table`;
+    None when it is not cached), created by the first build."""
     key = getattr(model, "cache_key", None)
     if key is None or cache is False:
         return None
     root = cache_root() / "score_tables" if cache in (None, True) else Path(cache)
-    folder = root / str(key)
+    return root / str(key)
+
+
+def _cache_folder(model: ConditionalModel, cache: bool | str | Path | None) -> Path | None:
+    folder = table_folder(model, cache)
+    if folder is None:
+        return None
     folder.mkdir(parents=True, exist_ok=True)
     manifest = folder / "manifest.json"
     if not manifest.exists():
@@ -274,5 +283,6 @@ __all__ = [
     "TABLE_FORMAT",
     "TabulatedModel",
     "score_table",
+    "table_folder",
     "table_queries",
 ]

@@ -42,6 +42,13 @@ from glauber.errors import NonFiniteScoresError, ResumeMismatchError
 DEFAULT_SHARD_ROWS = 1024
 #: Shard layout version (part of every shard's key).
 SHARD_FORMAT = 2
+#: Rows per second of one CPU core on AntiBERTy's window queries (a 120-residue context: 23
+#: rows/s on 2 cores, docs/performance.md): the CPU and Ray rates of :func:`plan_rates`.
+CPU_ROWS_PER_CORE = 11.5
+#: Rows per second assumed on one GPU: uncalibrated (no table has been built on a GPU yet).
+GPU_ROWS_PER_SECOND = 2000.0
+#: CPUs of the Ray cluster a plan assumes when none is named.
+RAY_PLAN_CPUS = 16
 
 
 def shard_count(rows: int, shard_rows: int) -> int:
@@ -201,6 +208,27 @@ def table_plan(model: ConditionalModel, folder: Path | None = None,
         rates=dict(rates or {}), rate_notes=dict(rate_notes or {}))
 
 
+def plan_rates(cores: int, ray_cpus: int = RAY_PLAN_CPUS) -> tuple[dict, dict]:
+    """The rows per second a :class:`TablePlan` assumes on ``cores`` CPU cores of this
+    machine, on a Ray cluster of ``ray_cpus`` CPUs (one task a CPU) and on one GPU, with what
+    each rests on: estimates scaled from AntiBERTy's measured CPU rate, the GPU's uncalibrated.
+
+    Examples
+    --------
+    >>> rates, notes = plan_rates(2)
+    >>> rates["cpu"], rates["ray"]
+    (23.0, 184.0)
+    """
+    rates = {"cpu": CPU_ROWS_PER_CORE * cores, "ray": CPU_ROWS_PER_CORE * ray_cpus,
+             "gpu": GPU_ROWS_PER_SECOND}
+    notes = {"cpu": f"{cores} cores at AntiBERTy's {CPU_ROWS_PER_CORE:g} rows/s a core, "
+                    "measured on a 120-residue context; other models scale with their forward "
+                    "cost",
+             "ray": f"{ray_cpus} Ray CPUs at the same rate a CPU, one shard a task",
+             "gpu": "uncalibrated: no score table has been built on a GPU yet"}
+    return rates, notes
+
+
 def _duration(seconds: float) -> str:
     if not math.isfinite(seconds):
         return "unknown"
@@ -251,10 +279,14 @@ def shard_task(task: tuple[Any, ...]) -> np.ndarray:
 
 
 __all__ = [
+    "CPU_ROWS_PER_CORE",
     "DEFAULT_SHARD_ROWS",
+    "GPU_ROWS_PER_SECOND",
+    "RAY_PLAN_CPUS",
     "SHARD_FORMAT",
     "TablePlan",
     "load_shard",
+    "plan_rates",
     "save_shard",
     "shard_count",
     "shard_key",

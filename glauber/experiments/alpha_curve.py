@@ -105,18 +105,18 @@ class CachedScores:
 def alpha_cell(cell: dict) -> dict:
     """Influence certificates at every temperature of one model (one cell: the model).
 
-    With ``cell["exact"]`` and ``q**n <= EXACT_WINDOW_MAX_STATES`` (a toy, or a window of a real
+    With ``cell["exact"]`` and ``q**n <= EXACT_SWEEP_MAX_STATES`` (a toy, or a window of a real
     model) the chain is tabulated once (:class:`ExactChain`, ``n q^(n-1)`` model rows, kept on
     disk for models with a ``cache_key``): every temperature then reads exact ``C``, ``Delta``
     and the exact worst-start ``t_mix`` from that one table.
     """
     from glauber.exact.chain import ExactChain
-    from glauber.models import EXACT_WINDOW_MAX_STATES
+    from glauber.models import EXACT_SWEEP_MAX_STATES
 
     base = get_model(cell["model"], cell["n"], cell["device"])
     num_states = int(base.q) ** int(base.n)
     chain = None
-    if cell["exact"] and num_states <= max(EXACT_WINDOW_MAX_STATES, cell["max_states"]):
+    if cell["exact"] and num_states <= max(EXACT_SWEEP_MAX_STATES, cell["max_states"]):
         chain = ExactChain(base, cell["taus"][0], max_states=num_states)
         model, exhaustive = chain.tabulated(), True
     else:

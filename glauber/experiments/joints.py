@@ -1,7 +1,7 @@
 """Which joint does Gibbs sampling sample? The joints of an exact window, side by side.
 
 :func:`joints_table` builds, for a toy or a window of a real model in its context (``q**n`` at
-most :data:`glauber.models.EXACT_WINDOW_MAX_STATES` states), the joints of
+most :data:`glauber.models.EXACT_SWEEP_MAX_STATES` states), the joints of
 :mod:`glauber.exact.joints` at each temperature from one score table (on disk under
 ``$GLAUBER_CACHE`` for a masked LM's window): the Glauber stationary law, the raw-score MRF, the
 MH/PLL target, the Hammersley-Clifford-Besag and the Arnold-Gokhale joints of Torroba Hennigen
@@ -60,7 +60,7 @@ def joints_table(spec: str, taus: float | Sequence[float] | str = (1.0,), pivot:
     ----------
     spec : str
         A toy specification or a window ``model@context[sites]`` (:func:`glauber.models.
-        resolve_model`) with at most :data:`~glauber.models.EXACT_WINDOW_MAX_STATES` states.
+        resolve_model`) with at most :data:`~glauber.models.EXACT_SWEEP_MAX_STATES` states.
     taus : float, sequence of float or str
         Temperatures (``"0.5,1,2"``).
     pivot : {"mode", "context"}
@@ -74,17 +74,17 @@ def joints_table(spec: str, taus: float | Sequence[float] | str = (1.0,), pivot:
     InvalidParameterError
         An unknown pivot, or ``context`` for a model without a context.
     """
-    from glauber.models import EXACT_WINDOW_MAX_STATES
+    from glauber.models import EXACT_SWEEP_MAX_STATES
 
     tau_list = parse_floats([taus] if isinstance(taus, (int, float)) else taus, "taus")
     if pivot not in PIVOTS:
         raise InvalidParameterError(f"--pivot must be one of {', '.join(PIVOTS)}, got {pivot!r}")
     model = get_model(spec, None, device)
     n, q = int(model.n), int(model.q)
-    if q**n > EXACT_WINDOW_MAX_STATES:
+    if q**n > EXACT_SWEEP_MAX_STATES:
         raise StateSpaceTooLargeError(
             f"{spec} has q**n = {q}**{n} = {q**n:,} states, over the exact limit of "
-            f"{EXACT_WINDOW_MAX_STATES:,}: the joints need every state; choose at most 3 sites "
+            f"{EXACT_SWEEP_MAX_STATES:,}: the joints need every state; choose at most 3 sites "
             "of a 20-token vocabulary (--context trastuzumab-vh --sites 100-102) or a smaller toy"
         )
     fixed = None
@@ -94,7 +94,7 @@ def joints_table(spec: str, taus: float | Sequence[float] | str = (1.0,), pivot:
                 f"--pivot context needs a window with a context (--context ... --sites ...); "
                 f"{spec} has none: use --pivot mode")
         fixed = np.asarray(model.default_states()[0], dtype=np.int64)
-    base = ExactChain(model, tau_list[0], max_states=EXACT_WINDOW_MAX_STATES)
+    base = ExactChain(model, tau_list[0], max_states=EXACT_SWEEP_MAX_STATES)
     base.scores()
     rows = []
     for tau in tau_list:

@@ -146,13 +146,13 @@ def test_bad_windows_exit_2_with_one_line(argv, needle):
 
 
 def test_exact_above_the_limit_is_refused_before_any_query():
-    code, _, err = run("certify", "--model", "ising-cycle:n=14", "--exact", "--pairs", "0")
+    code, _, err = run("certify", "--model", "ising-cycle:n=18", "--exact", "--pairs", "0")
     assert code == 2 and "exact limit" in err
     with pytest.raises(StateSpaceTooLargeError):
         from glauber.certify import certify
 
         class Refuses:
-            n, q = 14, 2
+            n, q = 18, 2
 
             def scores(self, states, sites):
                 raise AssertionError("queried before the size check")

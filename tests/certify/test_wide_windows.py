@@ -1,0 +1,133 @@
+"""Windows too large to step every start (4 amino acids: 160,000 states), the score-table plan
+of ``--dry-run``, and the table built through an executor.
+
+Oracles: the exact worst-start ``t_mix`` of the same chain computed below the stepping limit
+(the bracket of a chain above it must contain it: corrected Theorem 5 above, the distances from
+a few starts and the spectral bound d(t) >= |lambda|^t / 2 below, LPW 2nd ed., Section 4.5 and
+Theorem 12.5); the plan's sizes from ``n q^(n-1)`` and ``8 n q^n q`` bytes counted by hand; the
+certificate computed in this process, against one whose shards crossed a process boundary.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import io
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import glauber.cli
+from glauber.certify import certify, format_certificate
+from glauber.certify.exact import exact_values
+from glauber.commands.certify import table_plan_text
+from glauber.core import restrict
+from glauber.exact import chain_mixing
+from glauber.exact.chain import ExactChain
+from glauber.exact.table_shards import plan_rates, table_plan
+from glauber.toy_models import RandomJointModel, RandomTableModel
+
+
+@settings(max_examples=12, deadline=None)
+@given(seed=st.integers(0, 10_000), scale=st.sampled_from([0.2, 0.5, 1.0]),
+       tau=st.sampled_from([0.7, 1.0, 2.0]))
+def test_the_bracket_above_the_stepping_limit_holds_the_exact_tmix(seed, scale, tau):
+    model = RandomTableModel(3, 5, rng=seed, scale=scale)  # 125 states: does not factor
+    exact = ExactChain(model, tau).mixing_time(0.25)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(chain_mixing, "EXACT_TMIX_MAX_STATES", 100)  # as if it had 160,000
+        values = exact_values(ExactChain(model, tau), 0.25)
+    assert values.tmix is None
+    assert values.tmix_lower <= exact
+    if values.tmix_upper is not None:  # corrected Theorem 5 needs rho(C) < 1
+        assert exact <= values.tmix_upper
+    assert any("t_mix" in note for note in values.notes)
+
+
+def test_a_contracting_chain_above_the_limit_gets_both_ends():
+    model = RandomTableModel(3, 5, rng=3, scale=0.1)
+    exact = ExactChain(model, 1.0).mixing_time(0.25)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(chain_mixing, "EXACT_TMIX_MAX_STATES", 100)
+        cert = certify(model, 1.0, exact=True, n_rectangles=5, n_pairs=0)
+    e = cert.exact
+    assert e.tmix is None and e.tmix_upper is not None
+    assert 1 <= e.tmix_lower <= exact <= e.tmix_upper
+    assert f"{e.tmix_lower:,} <= t_mix(0.25) <= {e.tmix_upper:,} steps" in format_certificate(cert)
+
+
+def test_the_plan_counts_rows_shards_and_bytes_by_hand():
+    model = RandomJointModel(3, 4, rng=0)  # 3 x 4^2 = 48 rows
+    plan = table_plan(model, shard_rows=10, rates={"cpu": 4.0}, rate_notes={"cpu": "test"})
+    assert (plan.rows, plan.shards, plan.rows_left) == (48, 3 * math.ceil(16 / 10), 48)
+    assert plan.table_bytes == 8 * 3 * 4**3 * 4 and plan.disk_bytes == 8 * 48 * 4
+    assert plan.seconds("cpu") == 12.0 and math.isinf(plan.seconds("gpu"))
+    rates, notes = plan_rates(4, ray_cpus=8)
+    assert rates["ray"] == 2 * rates["cpu"] and "uncalibrated" in notes["gpu"]
+
+
+def test_the_plan_sees_the_shards_on_disk(tmp_path):
+    full = RandomJointModel(5, 3, rng=7)
+    window = restrict(full, np.array([0, 2, 1, 1, 0]), [3, 0, 2])
+    keyed = _Keyed(window)  # keyed, as a restricted masked LM is
+    assert table_plan(keyed, tmp_path / "none").shards_done == 0
+    chain = ExactChain(keyed, 1.0, cache=tmp_path)
+    chain.scores()
+    (folder,) = tmp_path.iterdir()
+    plan = table_plan(keyed, folder)
+    assert plan.shards_done == plan.shards == 3 and plan.rows_left == 0
+
+
+def test_dry_run_prints_the_plan_and_asks_nothing(monkeypatch):
+    monkeypatch.setattr(glauber.cli, "COMMANDS", ("certify",))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = glauber.cli.main(["certify", "--model", "ising-cycle:n=4", "--dry-run"])
+    text = out.getvalue()
+    assert code == 0
+    assert "score table: 32 rows (n q^(n-1) = 4 x 2^3)" in text
+    assert "nothing computed (--dry-run)" in text and "== claims ==" not in text
+    for where in ("cpu:", "ray:", "gpu:"):
+        assert where in text
+    assert "certify builds it by default (64 states" in table_plan_text(
+        RandomJointModel(6, 2, rng=0))
+    full = RandomJointModel(5, 3, rng=7)  # a window of 4 sites: 3^4 = 81 states
+    window = restrict(full, np.array([0, 2, 1, 1, 0]), [0, 1, 2, 3])
+    assert "by default (81 states <= 160,000)" in table_plan_text(window)
+
+
+def test_the_window_limits_agree():
+    from glauber.certify import EXACT_WINDOW_MAX_STATES
+    from glauber.models import EXACT_WINDOW_MAX_STATES as MODELS_LIMIT
+
+    assert EXACT_WINDOW_MAX_STATES == MODELS_LIMIT == 20**4
+
+
+def test_a_table_built_in_other_processes_gives_the_same_certificate(tmp_path, monkeypatch):
+    full = RandomJointModel(5, 3, rng=7)
+    window = _Keyed(restrict(full, np.array([0, 2, 1, 1, 0]), [3, 0, 2]))
+    monkeypatch.setenv("GLAUBER_CACHE", str(tmp_path / "here"))
+    here = certify(window, 1.0, exact=True, n_rectangles=5, n_pairs=0)
+    monkeypatch.setenv("GLAUBER_CACHE", str(tmp_path / "there"))  # nothing on disk there
+    with concurrent.futures.ProcessPoolExecutor(2) as pool:  # every task is pickled
+        there = certify(window, 1.0, exact=True, n_rectangles=5, n_pairs=0,
+                        executor=pool)
+    (folder,) = (tmp_path / "there" / "score_tables").iterdir()
+    assert len(list(folder.rglob("shard_*.npz"))) == 3  # each shard came back and was saved
+    assert there.exact == here.exact
+    np.testing.assert_array_equal(there.influence.C, here.influence.C)
+    assert there.timings.rows == here.timings.rows == 27
+
+
+class _Keyed:
+    """A picklable window with a ``cache_key`` (as a restricted masked LM has)."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.n, self.q, self.vocab = inner, inner.n, inner.q, inner.vocab
+        self.cache_key = "keyed-window"
+
+    def scores(self, states, sites):
+        return self.inner.scores(states, sites)
