@@ -288,5 +288,5 @@ def _best_trap(chain: ExactChain, log_pi: np.ndarray) -> tuple[dict, tuple[Trap,
     return out, traps
 
 
-__all__ = ["EXACT_MAX_STATES", "EXACT_WINDOW_MAX_STATES", "EXACT_TMIX_MAX_STEPS", "TOP_STATES", "ExactValues", "StateMass",
-           "Trap", "exact_values", "spectral_tmix_lower_bound"]
+__all__ = ["EXACT_MAX_STATES", "EXACT_TMIX_MAX_STEPS", "EXACT_WINDOW_MAX_STATES", "TOP_STATES",
+           "ExactValues", "StateMass", "Trap", "exact_values", "spectral_tmix_lower_bound"]

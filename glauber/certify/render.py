@@ -171,7 +171,8 @@ def _influence_section(cert: Certificate) -> list[str]:
         tmix = (_num(e.tmix) if e.tmix is not None else
                 f"in [{_int(e.tmix_lower)}, {_int(e.tmix_upper)}] (rigorous bracket: see the "
                 "notes)" if e.tmix_upper is not None else
-                f"> {_int(e.tmix_lower - 1)} (not computed: see the notes)" if e.tmix_lower else "n/a")
+                f"> {_int(e.tmix_lower - 1)} (not computed: see the notes)" if e.tmix_lower else
+                "n/a")
         out.append(f"  {'exact t_mix(eps), worst start':<{_WIDTH}} {'':<22}{tmix}")
         out.append(f"  {'exact spectral gap (absolute)':<{_WIDTH}} {'':<22}{_num(e.absolute_gap)}")
         out.append(f"  {'exact relaxation time':<{_WIDTH}} {'':<22}{_num(e.relaxation_time)}")
