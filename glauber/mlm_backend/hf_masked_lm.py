@@ -228,6 +228,7 @@ class HFMaskedLM(TokenSequenceModel):
         self.vocabulary: TokenVocabulary = tokenizer_vocabulary(
             tokenizer, allowed_tokens, int(model.config.vocab_size),
             protein if split_chars is None else split_chars, self.device, splitter=splitter,
+            config=model.config,
         )
         self._parts = None if head == "full" else split_masked_lm(self.model)
         self._float64 = (float64_head(self.model, self.vocabulary.token_ids, self.device)
