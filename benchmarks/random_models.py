@@ -34,6 +34,7 @@ def random_bert(
     dtype: Any = None,
     head: str = "auto",
     seed: int = 0,
+    max_position_embeddings: int = 512,
     **options: Any,
 ) -> HFMaskedLM:
     """A randomly initialised ``BertForMaskedLM`` as an :class:`HFMaskedLM` over the amino acids.
@@ -54,7 +55,7 @@ def random_bert(
     config = BertConfig(
         vocab_size=vocab_size, hidden_size=hidden_size, num_hidden_layers=num_hidden_layers,
         num_attention_heads=num_attention_heads, intermediate_size=intermediate_size,
-        max_position_embeddings=512,
+        max_position_embeddings=max_position_embeddings,
     )
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)

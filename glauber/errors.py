@@ -186,6 +186,11 @@ class PrecisionWarning(UserWarning):
     """A result is returned, but its accuracy is limited by floating point (see the message)."""
 
 
+class NothingSampledWarning(UserWarning):
+    """A sampling run would not change the state (0 steps): the states returned are the
+    starting states, not samples of the chain."""
+
+
 class MissingDependencyError(GlauberError, ImportError):
     """An optional package needed for this feature is not installed."""
 
@@ -228,6 +233,7 @@ __all__ = [
     "GapBelowFloorError",
     "UnderflowError",
     "PrecisionWarning",
+    "NothingSampledWarning",
     "MissingDependencyError",
     "USAGE_ERRORS",
 ]

@@ -71,7 +71,8 @@ def host_states(model: ConditionalModel, states: Any) -> np.ndarray:
 
 
 def log_conditionals(
-    model: ConditionalModel, states: Any, sites: Any, tau: float, check_finite: bool = True
+    model: ConditionalModel, states: Any, sites: Any, tau: float, check_finite: bool = True,
+    float64: bool = False,
 ) -> Any:
     """Log-conditionals ``log p_tau(a | x_{-i})`` for a batch of states, one site per state.
 
@@ -89,12 +90,16 @@ def log_conditionals(
         Check the scores now (on torch this waits for the device: one host synchronisation).
         Device loops pass False and check the log-conditionals at their own sync points
         (non-finite scores give non-finite log-conditionals).
+    float64 : bool, optional
+        Cast torch scores to float64 before dividing by ``tau`` (the Metropolis-Hastings
+        energies and acceptance ratios: a float32 log-softmax is off by ~1e-7 relative, so a
+        ratio that is exactly 1 comes out below it).
 
     Returns
     -------
     array, shape (B, q)
         ``log_softmax(scores / tau)`` in the model's array library (numpy float64 for toys,
-        torch float32 or better for MLMs).
+        torch float32 or better for MLMs; float64 with ``float64=True``).
 
     Raises
     ------
@@ -104,7 +109,8 @@ def log_conditionals(
         If ``check_finite`` and the model returned NaN or infinite scores, or ``scores / tau``
         overflows the scores' floating-point format.
     """
-    return _scaled_log_conditionals(model, states, sites, check_tau(tau), check_finite, False)[0]
+    return _scaled_log_conditionals(model, states, sites, check_tau(tau), check_finite, False,
+                                    float64)[0]
 
 
 def scaled_log_conditionals(
@@ -128,7 +134,8 @@ def scaled_log_conditionals(
 
 
 def scores_and_log_conditionals(
-    model: ConditionalModel, states: Any, sites: Any, tau: float, check_finite: bool = True
+    model: ConditionalModel, states: Any, sites: Any, tau: float, check_finite: bool = True,
+    float64: bool = False,
 ) -> tuple[Any, Any]:
     """The scores at ``tau = 1`` and :func:`log_conditionals` at ``tau``, from one model call.
 
@@ -138,7 +145,8 @@ def scores_and_log_conditionals(
     Returns
     -------
     (scores, log_p)
-        Both ``[B, q]`` in the model's array library (``scores`` as the model returned them).
+        Both ``[B, q]`` in the model's array library (``scores`` as the model returned them;
+        ``log_p`` in float64 with ``float64=True``, see :func:`log_conditionals`).
 
     Raises
     ------
@@ -146,13 +154,13 @@ def scores_and_log_conditionals(
         As :func:`log_conditionals`.
     """
     lp, _, _, s = _scaled_log_conditionals(model, states, sites, check_tau(tau), check_finite,
-                                           False)
+                                           False, float64)
     return s, lp
 
 
 def _scaled_log_conditionals(
     model: ConditionalModel, states: Any, sites: Any, tau: float, check_finite: bool,
-    want_scale: bool,
+    want_scale: bool, float64: bool = False,
 ) -> tuple[Any, np.ndarray | None, str, Any]:
     """The work of :func:`scaled_log_conditionals` for a checked ``tau`` (the iterators check
     it once, not per chunk); also returns the scores."""
@@ -164,7 +172,7 @@ def _scaled_log_conditionals(
             "check the score function (scores must be finite real numbers at every site)"
         )
     if is_torch(s):
-        lp = log_softmax(s / tau)
+        lp = log_softmax((s.double() if float64 else s) / tau)
     else:
         s = _real_scores(s, name)
         with np.errstate(over="ignore", invalid="ignore"):  # overflow is checked just below

@@ -7,7 +7,9 @@ over the free sites (``sweep``: in order; ``shuffled``: each chain its own unifo
 site update is a Gibbs draw from ``r = (1 - epsilon) p_tau + epsilon / q`` or a
 Metropolis-Hastings move: propose ``a ~ r(. | x_{-i})``, accept with probability
 ``min(1, exp(-(E(y) - E(x)) / tau) r(x_i) / r(a))``
-(:func:`glauber.theory.site_updates.log_acceptance`). ``E`` sums over the chain's free sites
+(:func:`glauber.theory.site_updates.log_acceptance`), every term of it in float64 (float32
+scores are cast before their log-softmax; a proposal of the current token is accepted, its
+ratio being 1 exactly). ``E`` sums over the chain's free sites
 (the resampled ones: for a window, its own sites, as :func:`glauber.core.restrict` defines
 the model), each term the own token's ``log p_1`` (``pll``) or raw score (``logits``).
 
@@ -163,7 +165,7 @@ class KernelStepper:
     def _update(self, states: Any, sites: Any, tau: float) -> None:
         B = int(states.shape[0])
         rows = like(states, np.arange(B))
-        scores, log_p = self._conditionals(states, sites, tau)
+        scores, log_p = self._conditionals(states, sites, tau, self.spec.metropolis)
         self.guard.update(log_p)
         log_r = mixture_log_probs(log_p, self.spec.epsilon)
         new = self._draw(states, log_r)
@@ -181,7 +183,8 @@ class KernelStepper:
         u = uniform(log_acc, B // 2 if self.paired else B, self.gen)
         xp = namespace(log_acc)
         with np.errstate(divide="ignore"):  # u = 0: log u = -inf, always accepted
-            accept = xp.log(self._both(u)) < log_acc
+            # the current token's ratio is 1 exactly (its energies may differ by rounding)
+            accept = (xp.log(self._both(u)) < log_acc) | (new == own)
         if self.paired:  # a pair that agrees takes one decision
             P = B // 2
             same = xp.all(states[:P] == states[P:], axis=1)
@@ -190,11 +193,15 @@ class KernelStepper:
         self.energy = xp.where(accept, energy_y, self.energy)
         self._count(sites, accept, accept & (new != own))
 
-    def _conditionals(self, states: Any, sites: Any, tau: float) -> tuple[Any, Any]:
-        """Scores and log-conditionals of every chain at its site, ``batch_size`` rows a call."""
+    def _conditionals(self, states: Any, sites: Any, tau: float,
+                      float64: bool = False) -> tuple[Any, Any]:
+        """Scores and log-conditionals of every chain at its site, ``batch_size`` rows a call
+        (the log-conditionals in float64 with ``float64``: a Metropolis-Hastings proposal's
+        ratio)."""
         out = [
             scores_and_log_conditionals(self.model, states[lo:lo + self.batch_size],
-                                        sites[lo:lo + self.batch_size], tau, check_finite=False)
+                                        sites[lo:lo + self.batch_size], tau, check_finite=False,
+                                        float64=float64)
             for lo in range(0, int(states.shape[0]), self.batch_size)
         ]
         scores = concat([_as_array(s, lp) for s, lp in out])

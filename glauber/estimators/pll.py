@@ -80,7 +80,9 @@ def token_terms(
     ``build(lo, hi) -> (states[hi - lo, n], sites[hi - lo])`` makes the queries of one chunk
     (as in :func:`glauber.core.conditionals.iter_log_conditionals`); the term of a query is
     ``log p_tau(x_k | x_{-k})`` (``kind="log_p"``) or the raw score ``s_k(x_k; x_{-k})``
-    (``kind="scores"``, ``tau`` unused) at its site ``k``. ``check_finite=False`` leaves the
+    (``kind="scores"``, ``tau`` unused) at its site ``k``, in float64 (float32 scores are cast
+    before the log-softmax: the Metropolis-Hastings energies are differences of sums of these
+    terms). ``check_finite=False`` leaves the
     finiteness check to the caller (a device loop checks its energies at its sync points).
 
     Raises
@@ -96,11 +98,11 @@ def token_terms(
     for lo in range(0, n_rows, batch_size):
         rows, cols = build(lo, min(lo + batch_size, n_rows))
         if kind == "log_p":
-            lp = log_conditionals(model, rows, cols, tau, check_finite)
+            lp = log_conditionals(model, rows, cols, tau, check_finite, float64=True)
             out.append(take_rows(lp, take_rows(rows, cols)))
         else:  # the raw scores at tau = 1 (log-conditionals lose a per-row constant)
             s = model.scores(rows, cols)
-            s = s.float() if is_torch(s) else np.asarray(s, dtype=np.float64)
+            s = s.double() if is_torch(s) else np.asarray(s, dtype=np.float64)
             if check_finite and not all_finite(s):
                 raise NonFiniteScoresError(
                     f"model {getattr(model, 'name', type(model).__name__)} returned non-finite "

@@ -14,6 +14,7 @@ between steps.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -24,7 +25,7 @@ from glauber.core.conditionals import host_states, trusted_inputs
 from glauber.core.kernel_spec import KernelSpec, Schedule, check_kernel
 from glauber.core.protocol import ConditionalModel
 from glauber.core.validation import check_nonnegative_int, check_positive_int, check_tau
-from glauber.errors import FrozenSitesError, InvalidParameterError
+from glauber.errors import FrozenSitesError, InvalidParameterError, NothingSampledWarning
 from glauber.estimators.batch_arrays import copy_states, to_model_library
 from glauber.estimators.kernel_steps import KernelStepper
 from glauber.estimators.random_draws import SeedLike, device_generator
@@ -138,7 +139,8 @@ def glauber_chains(
         Initial states (vocabulary indices), one per chain.
     n_steps : int
         Number of steps, >= 0 (a step of the kernel: one site of every chain for the random
-        scan, one pass over the free sites for a sweep or a shuffled scan).
+        scan, one pass over the free sites for a sweep or a shuffled scan). ``0`` returns the
+        initial states and warns (:class:`~glauber.errors.NothingSampledWarning`).
     seed : int or numpy.random.Generator
         Same seed, same chains. Torch models draw from a ``torch.Generator`` on their device
         seeded from it.
@@ -175,12 +177,17 @@ def glauber_chains(
     InvalidKernelError, InvalidProbabilityError
         On an unknown kernel or ``epsilon`` outside ``[0, 1]`` (before any model call).
     FrozenSitesError
-        If every site is frozen.
+        If every site is frozen (an empty set of sites to resample).
     SequenceLengthError, VocabularyError
         If ``init_states`` is not ``[B, n]`` with entries in ``0..q-1``.
     NonFiniteScoresError
         If the model returns NaN or infinite scores (for torch models, detected after the run:
         the loop never waits on the host).
+
+    Warns
+    -----
+    NothingSampledWarning
+        If ``n_steps == 0``: nothing is sampled, the result holds the initial states.
 
     Examples
     --------
@@ -204,6 +211,10 @@ def glauber_chains(
         raise InvalidParameterError("init_states is empty; pass at least one initial state")
     frozen_sites = frozen_mask(model.n, frozen)
     free = np.flatnonzero(~frozen_sites)
+    if n_steps == 0:
+        warnings.warn(NothingSampledWarning(
+            "glauber_chains(n_steps=0) samples nothing: the states returned are the initial "
+            "states; pass n_steps >= 1"), stacklevel=2)
     rng = np.random.default_rng(seed)
 
     states = to_model_library(model, x0, int(free[0]), tau)

@@ -402,6 +402,10 @@ def trajectory(
     tau = check_tau(tau)
     spec = check_kernel(kernel, epsilon)
     schedule = None if anneal is None else parse_schedule(anneal)
+    if isinstance(steps, (int, np.integer)) and not isinstance(steps, bool) and steps == 0:
+        raise InvalidParameterError(
+            "--steps 0 samples nothing: the chains would stay at their starting states; pass "
+            "--steps 1 or more")
     steps = positive_budget(steps, "steps")
     chains = positive_budget(chains, "chains")
     checkpoint_every = positive_budget(checkpoint_every, "checkpoint-every")

@@ -26,7 +26,11 @@ from glauber.errors import (
 )
 from glauber.mlm_backend.device import check_budget, resolve_device, resolve_dtype
 from glauber.mlm_backend.sequence_model import TokenSequenceModel, load_pretrained
-from glauber.mlm_backend.vocabulary import TokenVocabulary, tokenizer_vocabulary
+from glauber.mlm_backend.vocabulary import (
+    TokenVocabulary,
+    special_token_ids,
+    tokenizer_vocabulary,
+)
 
 
 class CausalLMControl(TokenSequenceModel):
@@ -41,8 +45,9 @@ class CausalLMControl(TokenSequenceModel):
         Sequence length (number of sites); must fit the model's positions.
     allowed_tokens : sequence of str or int, optional
         The resampling vocabulary ``V``. Default: every non-special token of the tokenizer, or
-        every id except BOS when there is no tokenizer. Each call scores ``B x q`` sequences,
-        so keep ``V`` small for large tokenizers.
+        every id except BOS and the config's special ids when there is no tokenizer
+        (:func:`~glauber.mlm_backend.vocabulary.special_token_ids`). Each call scores
+        ``B x q`` sequences, so keep ``V`` small for large tokenizers.
     tokenizer : transformers tokenizer, optional
         Defaults to ``AutoTokenizer.from_pretrained(name)`` when a name is given.
     bos_token_id : int, optional
@@ -110,11 +115,12 @@ class CausalLMControl(TokenSequenceModel):
         if tokenizer is not None:
             self.vocabulary = tokenizer_vocabulary(
                 tokenizer, allowed_tokens, vocab_size, split_chars, self.device,
-                excluded=(self.bos_token_id,),
+                excluded=(self.bos_token_id,), config=config,
             )
         else:
+            special = special_token_ids(None, config) | {self.bos_token_id}
             ids = (
-                [i for i in range(vocab_size) if i != self.bos_token_id]
+                [i for i in range(vocab_size) if i not in special]
                 if allowed_tokens is None
                 else [int(t) for t in allowed_tokens]
             )

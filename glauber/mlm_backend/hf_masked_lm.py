@@ -96,6 +96,11 @@ class HFMaskedLM(TokenSequenceModel):
     max_batch_tokens, max_batch_bytes : int, optional
         Memory budget of one forward pass, in tokens (rows x (n + 2)) or in estimated bytes of
         activations; larger batches are split. Default: see :func:`device.token_budget`.
+    max_batch_rows : int, optional
+        Most rows (masked sequences) per forward pass, on top of the token and byte budgets:
+        every path that scores through :meth:`scores` (the samplers, the pseudo-log-likelihood,
+        the Metropolis-Hastings energies, score tables) is split into forwards of at most this
+        many rows. Default: no row limit beyond the budgets.
     head : {"auto", "float64", "masked", "full"}
         ``"float64"`` applies the LM head only at the masked position and evaluates its final
         LayerNorm and decoder for the resampling vocabulary in float64
@@ -156,9 +161,9 @@ class HFMaskedLM(TokenSequenceModel):
     DeviceUnavailableError
         If the device does not exist (message: use ``--device cpu``).
     InvalidParameterError
-        If ``head``, ``dtype``, ``autocast`` or a budget is invalid, ``autocast`` is combined
-        with non-float32 weights, ``cuda_graphs`` with ``compile``, or a model object comes
-        without tokenizer.
+        If ``head``, ``dtype``, ``autocast``, a budget or ``max_batch_rows`` is invalid,
+        ``autocast`` is combined with non-float32 weights, ``cuda_graphs`` with ``compile``, or
+        a model object comes without tokenizer.
     VocabularyError
         If ``allowed_tokens`` holds unknown or special tokens, or fewer than two.
     SequenceLengthError
@@ -195,6 +200,7 @@ class HFMaskedLM(TokenSequenceModel):
         autocast: Any = None,
         cuda_graphs: bool = False,
         splitter: Callable[[str], list[str]] | None = None,
+        max_batch_rows: int | None = None,
     ) -> None:
         if head not in _HEADS:
             raise InvalidParameterError(f"head must be one of {_HEADS}, got {head!r}")
@@ -228,6 +234,7 @@ class HFMaskedLM(TokenSequenceModel):
         self.vocabulary: TokenVocabulary = tokenizer_vocabulary(
             tokenizer, allowed_tokens, int(model.config.vocab_size),
             protein if split_chars is None else split_chars, self.device, splitter=splitter,
+            config=model.config,
         )
         self._parts = None if head == "full" else split_masked_lm(self.model)
         self._float64 = (float64_head(self.model, self.vocabulary.token_ids, self.device)
@@ -247,6 +254,8 @@ class HFMaskedLM(TokenSequenceModel):
                      "masked" if self._float64 is None else "float64")
         self.max_sites = _max_sites(model.config, tokenizer)
         self._budget = check_budget(max_batch_tokens, max_batch_bytes)
+        self.max_batch_rows = (None if max_batch_rows is None
+                               else check_positive_int(max_batch_rows, "max_batch_rows"))
         self._rows_cache: dict[int, int] = {}
         self._frame = torch.tensor(
             [self.cls_token_id, self.sep_token_id], dtype=torch.long, device=self.device
@@ -437,8 +446,25 @@ class HFMaskedLM(TokenSequenceModel):
     def _rows_per_forward(self, length: int) -> int:
         if length not in self._rows_cache:
             width = 0 if self._parts is not None else int(self.model.config.vocab_size)
-            self._rows_cache[length] = self._rows_for(length, width)
+            rows = self._rows_for(length, width)
+            if self.max_batch_rows is not None:
+                rows = min(rows, self.max_batch_rows)
+            self._rows_cache[length] = rows
         return self._rows_cache[length]
+
+    def rows_per_forward(self, width: int | None = None) -> int:
+        """Most rows one forward pass takes for states of ``width`` sites (default ``n``):
+        the smallest of the token budget, the byte budget and ``max_batch_rows``.
+
+        Raises
+        ------
+        InvalidParameterError
+            If neither ``width`` nor the model's ``n`` is set.
+        """
+        width = self.n if width is None else width
+        if width is None:
+            raise InvalidParameterError("give width=, or set a length with with_length(n)")
+        return self._rows_per_forward(int(width) + 2)
 
     def _checked_length(self, n: Any) -> int:
         n = check_positive_int(n, "sequence length n")

@@ -22,6 +22,36 @@ PLACEHOLDER_TOKEN = re.compile(r"\[unused\d+\]|<unused\d+>|<null_\d+>")
 #: 20 standard amino acids (ESM-1b, ESM-1v and ESM-2 also list X, B, U, Z, O, '.' and '-'),
 #: written one character per token.
 AMINO_ACID_MODEL_TYPES = frozenset({"esm"})
+#: Entries of a model's ``config`` that name a special token id (a chain never takes one).
+CONFIG_SPECIAL_ID_KEYS = ("pad_token_id", "mask_token_id", "cls_token_id", "sep_token_id",
+                          "bos_token_id", "eos_token_id", "unk_token_id")
+
+
+def special_token_ids(tokenizer: Any = None, config: Any = None) -> frozenset[int]:
+    """The token ids that are special to a model: the tokenizer's ``all_special_ids``
+    (``[CLS]``, ``[SEP]``, ``[MASK]``, ``[PAD]``, ``[UNK]``, ``<s>``, ``</s>``, ``<eos>``,
+    ``<mask>``, additional special tokens, ...) and the ids the model's ``config`` names
+    (:data:`CONFIG_SPECIAL_ID_KEYS`; an entry may be an id, a list of ids or None).
+
+    The one place that says which ids no resampling vocabulary holds by default
+    (:func:`tokenizer_vocabulary`), and which ones an explicit ``allowed_tokens`` may not name.
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> tok = SimpleNamespace(all_special_ids=[0, 2, 3])
+    >>> sorted(special_token_ids(tok, SimpleNamespace(pad_token_id=1, eos_token_id=[2, 7])))
+    [0, 1, 2, 3, 7]
+    """
+    ids: set[int] = set()
+    if tokenizer is not None:
+        ids.update(int(t) for t in getattr(tokenizer, "all_special_ids", ()) if t is not None)
+    for key in CONFIG_SPECIAL_ID_KEYS if config is not None else ():
+        value = getattr(config, key, None)
+        for t in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(t, numbers.Integral) and not isinstance(t, bool):
+                ids.add(int(t))
+    return frozenset(i for i in ids if i >= 0)
 
 
 class TokenVocabulary:
@@ -191,6 +221,7 @@ def tokenizer_vocabulary(
     device: torch.device,
     excluded: Sequence[int] = (),
     splitter: Callable[[str], list[str]] | None = None,
+    config: Any = None,
 ) -> TokenVocabulary:
     """The resampling vocabulary of a Hugging Face tokenizer.
 
@@ -199,9 +230,10 @@ def tokenizer_vocabulary(
     tokenizer : transformers tokenizer
     allowed_tokens : sequence of int or str, optional
         Token ids or token strings a chain may take. Default: every token id below
-        ``model_vocab_size`` that is neither special to the tokenizer nor a reserved
-        placeholder (:data:`PLACEHOLDER_TOKEN`), in increasing id order: a chain never takes
-        ``[CLS]``, ``[MASK]``, ``<pad>``, ... at any temperature.
+        ``model_vocab_size`` that is neither special (:func:`special_token_ids` of the
+        tokenizer and ``config``) nor a reserved placeholder (:data:`PLACEHOLDER_TOKEN`), in
+        increasing id order: a chain never takes ``[CLS]``, ``[MASK]``, ``<pad>``, ... at any
+        temperature.
     model_vocab_size : int
         Number of output rows of the model (ids at or above it cannot be scored).
     split_chars : bool
@@ -211,13 +243,16 @@ def tokenizer_vocabulary(
         Further ids a chain may never take (e.g. a causal model's BOS).
     splitter : callable, optional
         See :class:`TokenVocabulary`.
+    config : transformers config, optional
+        The model's configuration: its special ids (``pad_token_id``, ``mask_token_id``, ...)
+        are excluded too.
 
     Raises
     ------
     VocabularyError
         If an allowed token is unknown to the tokenizer, special, or beyond the model's output.
     """
-    special = set(int(t) for t in tokenizer.all_special_ids) | set(int(t) for t in excluded)
+    special = special_token_ids(tokenizer, config) | set(int(t) for t in excluded)
     if allowed_tokens is None:
         ids = sorted(
             i for tok, i in {str(t): int(v) for t, v in tokenizer.get_vocab().items()}.items()
@@ -282,8 +317,10 @@ def _token_id(tokenizer: Any, token: int | str) -> int:
 
 __all__ = [
     "AMINO_ACID_MODEL_TYPES",
+    "CONFIG_SPECIAL_ID_KEYS",
     "PLACEHOLDER_TOKEN",
     "amino_acid_tokens",
+    "special_token_ids",
     "tokenizer_vocabulary",
     "TokenVocabulary",
 ]
