@@ -50,6 +50,7 @@ from glauber.estimators.influence_upper import (
     influence_upper_bound,
 )
 from glauber.estimators.kernel_steps import AcceptanceResult
+from glauber.estimators.lag_coupling import LagCouplingBound, lag_coupling_bound
 from glauber.estimators.margins import MarginsResult, margins
 from glauber.estimators.maximal_coupling import maximal_coupling_step
 from glauber.estimators.pll import pseudo_log_likelihood
@@ -69,6 +70,7 @@ __all__ = [
     "Basin",
     "ChainsResult",
     "CouplingResult",
+    "LagCouplingBound",
     "DiagnosticsResult",
     "DriftResult",
     "EscapeResult",
@@ -84,6 +86,7 @@ __all__ = [
     "arnold_press_statistic",
     "convergence_diagnostics",
     "coupling_time",
+    "lag_coupling_bound",
     "drift",
     "escape_probability",
     "glauber_chains",

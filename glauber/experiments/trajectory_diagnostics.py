@@ -256,7 +256,38 @@ def plot_rhat(res: Any, shown: Sequence[int], path: Path, title: str) -> None:
     plt.close(fig)
 
 
+def lag_coupling_report(model: Any, config: dict, out: Path, lag: int, pairs: int,
+                        seed: int) -> dict:
+    """The lag-coupling estimate of an upper bound on TV to stationarity from the run's own
+    start law (:func:`dispersed_starts`: the chains' starts), at the run's last step
+    (:func:`glauber.estimators.lag_coupling.lag_coupling_bound`; an estimate, never rigorous),
+    written atomically to ``out/lag_coupling.json``.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``lag`` or ``pairs`` is too small for a bound (the message says what to raise).
+    ConvergenceError
+        If some coupled pair did not meet within the lag coupling's step limit.
+    """
+    from glauber.estimators.lag_coupling import lag_coupling_bound
+
+    starts = dispersed_starts(model, config["chains"], config["seed"],
+                              config.get("trap_starts", ()))
+    bound = lag_coupling_bound(model, config["tau"], starts, lag=lag, n_pairs=pairs, seed=seed)
+    step = int(config["steps"])
+    estimate, upper = bound.at(step)
+    first = bound.first_below(0.25)
+    report = {"lag": bound.lag, "pairs": bound.n_pairs, "level": bound.level, "step": step,
+              "estimate": estimate, "upper": upper, "first_step_below_quarter": first,
+              "median_meeting_time": float(np.median(bound.meeting_times)),
+              "rigorous": False, "text": bound.summary(step)}
+    atomic_write_text(out / "lag_coupling.json", dumps(report) + "\n")
+    return report
+
+
 __all__ = [
+    "lag_coupling_report",
     "DIAGNOSTICS_OUTPUTS",
     "ENERGY_AUTO_SHARE",
     "ENERGY_KINDS",
