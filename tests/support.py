@@ -66,3 +66,22 @@ def power_sum_mp(C: np.ndarray, t: int) -> mpmath.mpf:
             M[i, j] = _MP.mpf(exact.numerator) / exact.denominator
     P = M**t
     return _MP.fsum(P[i, j] for i in range(n) for j in range(n))
+
+
+class CountingModel:
+    """A model with a ``cache_key`` (as a restricted masked LM has) that counts the calls and
+    rows asked of it and fails on its ``fail_on``-th call (an interrupted build); it pickles
+    (an executor's workers can run it)."""
+
+    def __init__(self, inner, key: str = "keyed", fail_on: int | None = None) -> None:
+        self.inner, self.n, self.q = inner, inner.n, inner.q
+        self.vocab = getattr(inner, "vocab", None)
+        self.cache_key, self.fail_on = key, fail_on
+        self.calls = self.rows = 0
+
+    def scores(self, states, sites):
+        self.calls += 1
+        if self.fail_on is not None and self.calls >= self.fail_on:
+            raise KeyboardInterrupt("interrupted build")
+        self.rows += len(states)
+        return self.inner.scores(states, sites)

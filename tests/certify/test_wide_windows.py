@@ -30,6 +30,8 @@ from glauber.exact.chain import ExactChain
 from glauber.exact.table_shards import plan_rates, table_plan
 from glauber.toy_models import RandomJointModel, RandomTableModel
 
+from ..support import CountingModel
+
 
 @settings(max_examples=12, deadline=None)
 @given(seed=st.integers(0, 10_000), scale=st.sampled_from([0.2, 0.5, 1.0]),
@@ -72,7 +74,7 @@ def test_the_plan_counts_rows_shards_and_bytes_by_hand():
 def test_the_plan_sees_the_shards_on_disk(tmp_path):
     full = RandomJointModel(5, 3, rng=7)
     window = restrict(full, np.array([0, 2, 1, 1, 0]), [3, 0, 2])
-    keyed = _Keyed(window)  # keyed, as a restricted masked LM is
+    keyed = CountingModel(window)  # keyed, as a restricted masked LM is
     assert table_plan(keyed, tmp_path / "none").shards_done == 0
     chain = ExactChain(keyed, 1.0, cache=tmp_path)
     chain.scores()
@@ -108,7 +110,7 @@ def test_the_window_limits_agree():
 
 def test_a_table_built_in_other_processes_gives_the_same_certificate(tmp_path, monkeypatch):
     full = RandomJointModel(5, 3, rng=7)
-    window = _Keyed(restrict(full, np.array([0, 2, 1, 1, 0]), [3, 0, 2]))
+    window = CountingModel(restrict(full, np.array([0, 2, 1, 1, 0]), [3, 0, 2]))
     monkeypatch.setenv("GLAUBER_CACHE", str(tmp_path / "here"))
     here = certify(window, 1.0, exact=True, n_rectangles=5, n_pairs=0)
     monkeypatch.setenv("GLAUBER_CACHE", str(tmp_path / "there"))  # nothing on disk there
@@ -120,14 +122,3 @@ def test_a_table_built_in_other_processes_gives_the_same_certificate(tmp_path, m
     assert there.exact == here.exact
     np.testing.assert_array_equal(there.influence.C, here.influence.C)
     assert there.timings.rows == here.timings.rows == 27
-
-
-class _Keyed:
-    """A picklable window with a ``cache_key`` (as a restricted masked LM has)."""
-
-    def __init__(self, inner) -> None:
-        self.inner, self.n, self.q, self.vocab = inner, inner.n, inner.q, inner.vocab
-        self.cache_key = "keyed-window"
-
-    def scores(self, states, sites):
-        return self.inner.scores(states, sites)

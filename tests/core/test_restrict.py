@@ -40,6 +40,8 @@ from glauber.exact.score_table import score_table, table_queries
 from glauber.testing import graphs, models, temperatures
 from glauber.toy_models import IsingModel, PottsModel, RandomJointModel
 
+from ..support import CountingModel as Counting
+
 SETTINGS = settings(max_examples=40, deadline=None, database=None)
 
 
@@ -198,23 +200,6 @@ def test_every_refusal_is_a_glauber_error():
 
 
 # ---------------------------------------------------------------------------- score tables
-class Counting:
-    """A toy model with a ``cache_key`` that counts the rows it is asked for and fails on its
-    ``fail_on``-th ``scores`` call (an interrupted build)."""
-
-    def __init__(self, inner, key: str = "counting", fail_on: int | None = None) -> None:
-        self.inner, self.n, self.q, self.vocab = inner, inner.n, inner.q, inner.vocab
-        self.cache_key, self.fail_on = key, fail_on
-        self.calls = self.rows = 0
-
-    def scores(self, states, sites):
-        self.calls += 1
-        if self.fail_on is not None and self.calls >= self.fail_on:
-            raise KeyboardInterrupt("interrupted build")
-        self.rows += len(states)
-        return self.inner.scores(states, sites)
-
-
 FULL = RandomJointModel(5, 3, rng=7)
 CONTEXT = np.array([0, 2, 1, 1, 0])
 SITES = [3, 0, 2]  # 27 window states, 3 * 9 = 27 rows per build

@@ -28,24 +28,8 @@ from glauber.exact.table_shards import shard_key, shard_path, shard_queries, tab
 from glauber.experiments.executor import LocalExecutor
 from glauber.toy_models.random_joint import RandomJointModel
 
+from ..support import CountingModel as Keyed
 from ..support import table_model
-
-
-class Keyed:
-    """A toy model with a ``cache_key`` that counts its calls and rows, and fails on its
-    ``fail_on``-th call (an interrupted build)."""
-
-    def __init__(self, inner, key: str = "keyed", fail_on: int | None = None) -> None:
-        self.inner, self.n, self.q = inner, inner.n, inner.q
-        self.cache_key, self.fail_on = key, fail_on
-        self.calls = self.rows = 0
-
-    def scores(self, states, sites):
-        self.calls += 1
-        if self.fail_on is not None and self.calls >= self.fail_on:
-            raise KeyboardInterrupt("interrupted build")
-        self.rows += len(states)
-        return self.inner.scores(states, sites)
 
 
 def one_piece(model) -> np.ndarray:
