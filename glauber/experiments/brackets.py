@@ -130,7 +130,7 @@ def window(model_name: str, context: str, sites: str, taus: Sequence[float] = TA
     started = time.perf_counter()
     table = ExactChain(model, 1.0).tabulated()
     table_seconds = time.perf_counter() - started
-    exact = UpperBoundSource(table)  # tabulated, with the weight bound entrywise
+    exact = UpperBoundSource(table, tabulate=True)  # tabulated, the weight bound entrywise
     weights = UpperBoundSource(table, tabulate=False)  # the weights alone
     memo = MemoisedModel(table)
     t0 = time.perf_counter()
