@@ -379,6 +379,10 @@ def ascent(H: dict, pairs: list[tuple[int, int]], steps: int, restarts: int,
     start = torch.linalg.lstsq(T["W_t"] * T["gamma_e"], wdir.T).solution.T
     u = (start / start.norm(dim=1, keepdim=True) + 0.3 * u / math.sqrt(d)).requires_grad_()
     opt = torch.optim.Adam([u], lr=0.02)
+    # the step size decays to 0, so that each start settles on its local maximum: the chaotic
+    # dependence of an undamped ascent on the last bits (BLAS reduction order) would otherwise
+    # make the best value differ between runs in its fourth digit
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda k: max(0.0, 1.0 - k / steps))
 
     def value(u):
         pu = u - u.mean(1, keepdim=True)
@@ -395,6 +399,7 @@ def ascent(H: dict, pairs: list[tuple[int, int]], steps: int, restarts: int,
         f, _ = value(u)
         (-f.sum()).backward()
         opt.step()
+        sched.step()
     with torch.no_grad():
         _, h = value(u)
     h = h.numpy()
@@ -587,7 +592,8 @@ def run(steps: int = 1500, restarts: int = 4, top: int = 24, site: int = 100,
     ]
     for r in b["layers"]:
         where = "the embeddings (exact hull)" if r["layer"] == 0 else f"layer {r['layer']}"
-        rows.append(row(f"(b) IBP after {where}: L2 half-width of z at the mask (cap sqrt(d))", r["l2_at_mask"], "",
+        rows.append(row(f"(b) IBP after {where}: L2 half-width of z at the mask (cap sqrt(d))",
+                        r["l2_at_mask"], "",
                         b["cap_l2"], r["l2_at_mask"] / b["cap_l2"],
                         note=f"max over positions {r['l2_max']:.3g}; Linf {r['linf_at_mask']:.3g}"
                              f" (cap sqrt(d-1) = {b['cap_linf']:.3g}); "
