@@ -578,17 +578,21 @@ def run(steps: int = 1500, restarts: int = 4, top: int = 24, site: int = 100,
               "seconds": time.perf_counter() - t0}
     rows = [
         row("(a) Delta*: the project's head weight bound (rigorous, every head input)",
-            a["delta_star_project"], "", note=f"pair {'/'.join(a['delta_star_project_pair'])}"),
+            a["delta_star_project"], "",
+            note=f"{a['delta_star_project']:.4f}, pair {'/'.join(a['delta_star_project_pair'])}"),
         row("(a) one layer deeper: box bound from the last encoder LayerNorm (rigorous)",
             a["deeper_box_bound"], "", a["delta_star_project"], a["deeper_over_head"],
-            note=f"box meets the diagonal with slack {a['deeper_box_diagonal_slack']:.3g}: "
+            note=f"{a['deeper_box_bound']:.4f}; box meets the diagonal with slack "
+                 f"{a['deeper_box_diagonal_slack']:.3g}: "
                  f"{a['deeper_pairs_with_no_gain']}/{a['pairs']} pairs gain nothing"),
         row("(a) gradient ascent over the LayerNorm-output set (attained: a lower bound on the "
             "sup)", a["ascent_best"], "", a["delta_star_project"], a["ascent_over_head"],
-            note=f"pair {'/'.join(a['ascent_pair'])}; any rigorous deeper bound is >= it: "
+            note=f"{a['ascent_best']:.4f}, pair {'/'.join(a['ascent_pair'])}; any rigorous deeper "
+                 "bound is >= it: "
                  f"at most {100 * a['max_tightening']:.2f}% tighter"),
         row(f"(b) true oscillation at site {site + 1} (1-based), free site {site + 2}, "
-            "others frozen (exact, 20 contexts)", b["true_oscillation"], ""),
+            "others frozen (exact, 20 contexts)", b["true_oscillation"], "",
+            note=f"{b['true_oscillation']:.4f}"),
     ]
     for r in b["layers"]:
         where = "the embeddings (exact hull)" if r["layer"] == 0 else f"layer {r['layer']}"
