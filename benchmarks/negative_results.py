@@ -89,7 +89,7 @@ def head_weight_bound(w: np.ndarray) -> float:
 class DeeperBound:
     """The box bound one layer deeper (:func:`deeper_box_bound`)."""
 
-    bound: float  # rigorous (up to float64 rounding)
+    bound: float  # rigorous in real arithmetic (float64, no rounding terms)
     head_bound: float  # the head's bound from the same w, for the ratio
     diagonal_slack: float  # min_k hi_k - max_k lo_k of the head LayerNorm's input box
     pairs_with_no_gain: int  # pairs (a, b) whose both signs are attainable in the box
@@ -135,10 +135,6 @@ def _direction_in_box(lo: np.ndarray, hi: np.ndarray, u: np.ndarray) -> bool:
     return bool(np.all(lo <= x) and np.all(x <= hi))
 
 
-def ln_affine(gamma: np.ndarray, beta: np.ndarray, z: np.ndarray) -> np.ndarray:
-    return gamma * z + beta
-
-
 def layer_norm(x: np.ndarray, gamma: np.ndarray, beta: np.ndarray, eps: float) -> np.ndarray:
     m = x.mean(axis=-1, keepdims=True)
     v = ((x - m) ** 2).mean(axis=-1, keepdims=True)
@@ -180,8 +176,7 @@ def layer_params(layer) -> dict:
         return m.weight.detach().double().numpy(), m.bias.detach().double().numpy(), m.eps
 
     att = layer.attention
-    p = {"nh": att.self.num_attention_heads if hasattr(att.self, "num_attention_heads")
-         else layer.attention.self.config.num_attention_heads}
+    p = {"nh": int(att.self.num_attention_heads)}
     p["Wq"], p["bq"] = lin(att.self.query)
     p["Wk"], p["bk"] = lin(att.self.key)
     p["Wv"], p["bv"] = lin(att.self.value)
