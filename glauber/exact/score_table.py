@@ -109,13 +109,9 @@ def score_table(
     shard_rows = check_positive_int(shard_rows, "shard_rows")
     n, q = int(model.n), int(model.q)
     folder = _cache_folder(model, cache)
-    plan = table_plan(model, folder, shard_rows)
+    plan = table_plan(model, None, shard_rows)  # sizes only: the shards are read below, once
     check_fits(plan.table_bytes, f"the score table of {n} sites x {q} tokens ({plan.rows:,} "
                "rows, float64 [n, q^n, q])", "use a window of fewer sites")
-    if folder is not None:
-        check_fits(plan.disk_bytes - (plan.rows - plan.rows_left) * 8 * q,
-                   f"the {plan.shards:,} shards of the score table", "free disk space or point "
-                   "GLAUBER_CACHE elsewhere (or build it without a cache)", disk=str(folder))
     per_site = q ** (n - 1)
     total, done = n * per_site, 0
     table = np.empty((n, q**n, q), dtype=np.float64)
@@ -133,6 +129,10 @@ def score_table(
             else:
                 shards[i, k] = found
                 done += hi - lo
+    if folder is not None and missing:
+        check_fits(8 * q * (total - done), f"the {plan.shards:,} shards of the score table",
+                   "free disk space or point GLAUBER_CACHE elsewhere (or build it without a "
+                   "cache)", disk=str(folder))
     if progress is not None and done:
         progress(done, total)
 
