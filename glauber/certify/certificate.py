@@ -41,6 +41,7 @@ from glauber.errors import InvalidParameterError
 from glauber.estimators.coupling import CouplingResult
 from glauber.estimators.drift import DriftResult
 from glauber.estimators.influence import InfluenceResult
+from glauber.estimators.lag_coupling import check_lag
 from glauber.estimators.margins import MarginsResult
 from glauber.estimators.rectangle import RectangleTestResult
 from glauber.exact.kernel_summary import KernelSummary
@@ -92,11 +93,18 @@ class Settings(JsonResult):
         Another kernel (:mod:`glauber.core.kernel_spec`: its name, its uniform-redraw
         probability, an annealing schedule) whose exact values the ``kernel`` stage adds beside
         the claims, which are about the paper's random scan (default: that kernel, no stage).
+    lag, lag_pairs, lag_max_steps : int
+        The ``lag`` stage (:mod:`glauber.certify.lag`): ``lag_pairs`` L-lag coupled pairs from
+        the start states, each allowed ``lag_max_steps`` coupled steps to meet, estimate an
+        upper bound on the distance to stationarity (an estimate, never rigorous; ``lag = 0``,
+        the default, skips the stage).
 
     Raises
     ------
     InvalidParameterError
-        If a count is not an integer >= 1 (``n_pairs`` and ``search_budget`` may be 0),
+        If a count is not an integer >= 1 (``n_pairs``, ``search_budget`` and ``lag`` may be
+        0; ``lag_pairs`` is at least
+        :data:`~glauber.estimators.lag_coupling.MIN_PAIRS` when ``lag`` is set),
         ``exhaustive`` is not a bool or None, or ``bracket`` not a bool; the message names the
         field.
     """
@@ -114,6 +122,9 @@ class Settings(JsonResult):
     kernel: str = "random"
     epsilon: float = 0.0
     anneal: str | None = None
+    lag: int = 0
+    lag_pairs: int = 100
+    lag_max_steps: int = 10_000
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -128,7 +139,7 @@ class Settings(JsonResult):
                 if not isinstance(value, (bool, np.bool_)):
                     raise InvalidParameterError(f"bracket must be True or False, got {value!r}")
                 object.__setattr__(self, f.name, bool(value))
-            elif f.name in ("n_pairs", "search_budget"):
+            elif f.name in ("n_pairs", "search_budget", "lag"):
                 object.__setattr__(self, f.name, check_nonnegative_int(value, f.name))
             else:
                 object.__setattr__(self, f.name, check_positive_int(value, f.name))
@@ -137,6 +148,8 @@ class Settings(JsonResult):
         object.__setattr__(self, "epsilon", spec.epsilon)
         if self.anneal is not None:
             object.__setattr__(self, "anneal", parse_schedule(self.anneal).spec)
+        if self.lag:
+            check_lag(self.lag, self.lag_pairs)
 
 
 @dataclass(frozen=True)

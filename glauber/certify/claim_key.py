@@ -23,6 +23,7 @@ class ClaimKey(str, enum.Enum):
     DRIFT_PRINTED = "drift-printed"
     DRIFT_BAND = "drift-band"
     COUPLING = "coupling"
+    LAG_COUPLING = "lag-coupling"
 
 
 __all__ = ["ClaimKey"]

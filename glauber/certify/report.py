@@ -98,6 +98,7 @@ def certificate_page(data: Mapping[str, Any], source: str = "") -> dict[str, Any
         ("alpha curve and bracket (Theorem 5, corrected)", _alpha_curve),
         ("traps and margins (Theorem 8)", _traps),
         ("stationary law and t_mix (exact chain)", _stationary),
+        ("convergence from the start states (lag coupling, coupling: estimates)", _convergence),
         ("rectangle statistic (Proposition 4)", _rectangles),
         ("provenance", lambda d: _provenance(d, source)),
     )]
@@ -290,7 +291,8 @@ def _stationary(data: Mapping[str, Any]) -> Section | str:
     exact = data.get("exact")
     if not exact:
         return ("not in this certificate: the chain was not enumerated (exact values exist for "
-                "windows of at most 8,192 states: --context and --sites)")
+                "windows of at most 160,000 states, --context and --sites, and other models of "
+                "at most 8,192)")
     labels = data.get("labels") or []
     eps = data.get("eps", 0.25)
     tmix = exact.get("tmix")
@@ -319,6 +321,50 @@ def _stationary(data: Mapping[str, Any]) -> Section | str:
     table = [("rank", "state", "stationary mass")] + [
         (str(k + 1), n, _g(p)) for k, (n, p) in enumerate(zip(names, masses))]
     return Section("", figure=_png(fig), rows=tuple(rows), table=tuple(table))
+
+
+def _convergence(data: Mapping[str, Any]) -> Section | str:
+    """The lag-coupling estimate of an upper bound on TV to stationarity against the step, the
+    exact TV from the same start law where the chain is enumerated, and the coupled pairs."""
+    lag, coupling = data.get("lag_coupling"), data.get("coupling")
+    rows = []
+    if coupling:
+        times = _floats(coupling["times"])
+        rows.append(("coupled pairs (Section 6.1; a diagnostic)",
+                     f"{int(np.isfinite(times).sum())} of {len(times)} met within "
+                     f"{coupling['budget']:,} steps (median {_g(coupling.get('median'))})"))
+    if not lag:
+        if not rows:
+            return ("not in this certificate: run certify with --lag-coupling L for an estimated "
+                    "bound on TV to stationarity (and --pairs for coupled pairs)")
+        return Section("", rows=tuple(rows))
+    if lag.get("bound") is None:
+        return Section("", rows=tuple(rows + [("lag coupling", f"refused: {lag['refused']}")]))
+    b, eps, step = lag["bound"], data.get("eps", 0.25), lag["step"]
+    upper, estimate = _floats(b["upper"]), _floats(b["estimate"])
+    fig = _figure(1, width=6.4, height=3.0)
+    ax = fig.axes[0]
+    ax.plot(np.arange(len(upper)), upper, color="tab:red",
+            label=f"upper {b['level']:.0%} limit (lag {b['lag']}, {b['n_pairs']} pairs)")
+    ax.plot(np.arange(len(estimate)), estimate, color="tab:red", ls=":", label="point estimate")
+    if lag.get("exact_curve") is not None:
+        exact = _floats(lag["exact_curve"])
+        ax.plot(np.arange(len(exact)), exact, color="black", label="exact TV, same start law")
+    ax.axhline(eps, color="gray", lw=0.8, ls="--")
+    ax.set_xlabel("step t")
+    ax.set_ylabel("TV(law of X_t, pi)")
+    ax.set_title("lag-coupling estimate of an upper bound (not rigorous)", fontsize=9)
+    ax.legend(fontsize=7)
+    rows.insert(0, ("lag coupling (an estimate, not rigorous)",
+                    f"TV <= {_g(upper[min(step, len(upper) - 1)])} at step {step:,} "
+                    f"({b['level']:.0%} CI; Biswas, Jacob and Vanetti 2019)"))
+    if lag.get("exact_tv") is not None:
+        held = lag["exact_tv"] <= upper[min(step, len(upper) - 1)] + 1e-12
+        rows.insert(1, ("exact TV from the same start law at that step",
+                        f"{_g(lag['exact_tv'])} (the estimate {'held' if held else 'FAILED'})"))
+    text = ("R-hat and ESS come from long runs: glauber trajectory writes them, with the same "
+            "lag-coupling estimate (--lag-coupling), to diagnostics.json and lag_coupling.json.")
+    return Section("", figure=_png(fig), rows=tuple(rows), text=text)
 
 
 def _rectangles(data: Mapping[str, Any]) -> Section | str:

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from glauber.certify.exact import ExactValues
+from glauber.certify.lag_result import LagCouplingCheck
 from glauber.estimators.coupling import CouplingResult
 from glauber.estimators.drift import DriftResult
 from glauber.estimators.influence import InfluenceResult
@@ -32,6 +33,7 @@ STAGE_FIELDS: Mapping[str, Mapping[str, Any]] = {
     "kernel": {"kernel": KernelSummary | None},
     "drift": {"drift": DriftResult, "drift_band": DriftResult},
     "coupling": {"coupling": CouplingResult | None},
+    "lag": {"lag_coupling": LagCouplingCheck | None},
 }
 
 __all__ = ["STAGE_FIELDS"]

@@ -22,7 +22,7 @@ import dataclasses
 import functools
 from typing import TYPE_CHECKING
 
-from glauber.certify import bracket, claims, kernel, render, runs
+from glauber.certify import bracket, claims, kernel, lag, render, runs
 from glauber.certify.stage_fields import STAGE_FIELDS
 from glauber.certify.stage_run import Stage
 
@@ -56,6 +56,7 @@ def all_stages() -> tuple[Stage, ...]:
               runs.drift_rows),
         Stage("coupling", runs.coupling_stage, f["coupling"], claims.coupling_claims,
               render.coupling_sections, runs.coupling_rows),
+        Stage("lag", lag.run, f["lag"], lag.claims, lag.render, lag.rows),
     )
 
 

@@ -44,6 +44,7 @@ SHORT = {
     "drift-printed": "Section 5.4 as printed (drift)",
     "drift-band": "Section 5.4 corrected (drift band)",
     "coupling": "coupling times (Section 6.1)",
+    "lag-coupling": "lag coupling (TV to stationarity, estimated)",
 }
 #: What the labels of the claims section mean (printed once, in the verdict block).
 LEGEND = (

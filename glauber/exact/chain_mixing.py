@@ -79,6 +79,49 @@ class MixingQueries:
             method=method,
         )
 
+    def distance_from(self, starts: Any, ts: Iterable[int]) -> np.ndarray:
+        """``||mu_0 P^t - pi||_TV`` at each time in ``ts``, from the start law ``mu_0`` of
+        ``starts`` (uniform over its rows, repeats counted), exactly in float64.
+
+        The distance from one start law, not the worst start ``d(t)``: what a sampler started
+        from ``starts`` sees after ``t`` steps (LPW 2nd ed., Section 4.1), and what the
+        lag-coupling estimate (:func:`glauber.estimators.lag_coupling_bound`) bounds. One sparse
+        product per step, up to ``max(ts)``.
+
+        Parameters
+        ----------
+        starts : array of int, shape (n,) or (S, n)
+            A state, or ``S`` states drawn uniformly.
+        ts : iterable of int
+            Times ``t >= 0``.
+
+        Returns
+        -------
+        ndarray of float, one per time of ``ts``, in its order.
+
+        Raises
+        ------
+        InvalidParameterError
+            If ``starts`` is empty or a time is negative.
+        SequenceLengthError, VocabularyError
+            If a state is not a state of the chain.
+        """
+        index = np.atleast_1d(self.index_of(np.atleast_2d(np.asarray(starts))))
+        if index.size == 0:
+            raise InvalidParameterError("starts is empty: give a start state or some states")
+        times = [int(t) for t in ts]
+        if any(t < 0 for t in times):
+            raise InvalidParameterError(f"times must be >= 0, got {times}")
+        mu = np.bincount(index, minlength=self.num_states) / index.size
+        pi, Pt = self.stationary(), self.transition_matrix().T.tocsr()
+        out, wanted, last = {}, set(times), max(times, default=-1)
+        for t in range(last + 1):
+            if t in wanted:
+                out[t] = 0.5 * float(np.abs(mu - pi).sum())
+            if t < last:
+                mu = Pt @ mu
+        return np.array([out[t] for t in times], dtype=np.float64)
+
     def mixing_time(
         self,
         eps: float = 0.25,

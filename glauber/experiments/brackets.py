@@ -64,6 +64,8 @@ WINDOWS: dict[str, tuple[str, str, str]] = {
     "sapiens-vh-cdr3": ("sapiens-vh", "trastuzumab-vh", "98-100"),
     "sapiens-vl-cdr3": ("sapiens-vl", "trastuzumab-vl", "91-93"),
     "antiberty-vh-cdr3-4": ("antiberty", "trastuzumab-vh", "97-100"),
+    "sapiens-vh-cdr3-4": ("sapiens-vh", "trastuzumab-vh", "97-100"),
+    "sapiens-vl-cdr3-4": ("sapiens-vl", "trastuzumab-vl", "90-93"),
 }
 #: Temperatures of the windows' search and side-by-side tables.
 TAUS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)

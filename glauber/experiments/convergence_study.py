@@ -15,6 +15,13 @@ and sets beside them:
   up to that step, with the TV distance an i.i.d. sample of ``mu_tau`` of the same size would
   have (its floor: the empirical law of ``N`` draws is not ``mu_tau`` even when they are exact).
 
+Beside R-hat, :func:`lag_case` runs the lag-coupling estimate of an upper bound on the TV
+distance to stationarity from the same start states
+(:func:`glauber.estimators.lag_coupling_bound`, lag :data:`LAG`, :data:`LAG_PAIRS` pairs): the
+first step at which its upper 95% limit is at most ``1/4``, and the exact TV from the same start
+law at that step (:meth:`~glauber.exact.ExactChain.distance_from`), which says whether the
+estimate held.
+
 Starts: ``dispersed`` (the context or a first state, then uniform states, as
 ``glauber trajectory`` starts them) and ``one-basin`` (every chain at the mode of ``mu_tau``:
 metastable chains started inside one basin); both schemes use the same random numbers, so
@@ -81,6 +88,8 @@ CASES: tuple[tuple[str, float, str], ...] = tuple(
     for tau in taus
     for start in ("dispersed", "one-basin")
 )
+#: Lag, coupled pairs and meeting-step limit of :func:`lag_case`.
+LAG, LAG_PAIRS, LAG_MAX_STEPS = 100, 100, 20_000
 #: The committed data of the docs/results.md section.
 DATA = Path("docs/data/convergence")
 #: The command that refreshes the section's data.
@@ -177,6 +186,46 @@ def study_case(spec: str, tau: float, start: str, chains: int = CHAINS, seed: in
     return row
 
 
+def lag_case(spec: str, tau: float, start: str, chains: int = CHAINS, seed: int = 0,
+             lag: int = LAG, pairs: int = LAG_PAIRS, max_steps: int = LAG_MAX_STEPS,
+             eps: float = 0.25) -> dict:
+    """The lag-coupling estimate of one case, from the start states of :func:`study_case`.
+
+    Returns
+    -------
+    dict
+        ``lag_step``: the first step at which the estimate's upper 95% limit is at most
+        ``eps`` (None: refused, ``lag_refused`` says why: pairs that did not meet within
+        ``max_steps``); ``lag_exact_tv``: the exact TV from the same start law there;
+        ``lag_held``: whether it is at most the estimate's limit.
+    """
+    from glauber.errors import ConvergenceError
+    from glauber.estimators.lag_coupling import lag_coupling_bound
+
+    t0 = time.perf_counter()
+    model = get_model(spec)
+    chain = ExactChain(model, tau)
+    sampler = chain.tabulated() if hasattr(model, "cache_key") else model
+    starts = study_starts(chain, model, start, chains, seed, stationary_law(chain))
+    row: dict[str, Any] = {"model": spec, "tau": tau, "start": start, "lag": lag,
+                           "pairs": pairs, "max_steps": max_steps}
+    try:
+        bound = lag_coupling_bound(sampler, tau, starts, lag=lag, n_pairs=pairs,
+                                   max_steps=max_steps, seed=seed)
+    except ConvergenceError as exc:
+        row.update(lag_step=None, lag_exact_tv=None, lag_held=None,
+                   lag_refused=str(exc).split(", so")[0], seconds=time.perf_counter() - t0)
+        return row
+    step = bound.first_below(eps)
+    step = len(bound.steps) if step is None else step
+    exact = float(chain.distance_from(starts, [step])[0])
+    row.update(lag_step=step, lag_upper=bound.at(step)[1], lag_exact_tv=exact,
+               lag_held=bool(exact <= bound.at(step)[1] + 1e-12), lag_refused=None,
+               lag_median_meeting=float(np.median(bound.meeting_times)),
+               seconds=time.perf_counter() - t0)
+    return row
+
+
 # ------------------------------------------------------------------- docs/results.md section
 def section_data(out: Path = DATA, cases: Sequence[tuple[str, float, str]] = CASES,
                  log: Callable[[str], Any] = print) -> Path:
@@ -193,6 +242,16 @@ def section_data(out: Path = DATA, cases: Sequence[tuple[str, float, str]] = CAS
         rows.append(study_case(spec, tau, start))
         write_json_atomic(path, {"chains": CHAINS, "max_draws": MAX_DRAWS,
                                  "per_doubling": PER_DOUBLING, "rows": rows})
+    lag_path = out / "lag.json"
+    lags = json.loads(lag_path.read_text(encoding="utf-8"))["rows"] if lag_path.exists() else []
+    done = {(r["model"], r["tau"], r["start"]) for r in lags}
+    for spec, tau, start in cases:
+        if (spec, tau, start) in done:
+            continue
+        log(f"== convergence, lag coupling: {spec} tau={tau:g} {start}")
+        lags.append(lag_case(spec, tau, start))
+        write_json_atomic(lag_path, {"lag": LAG, "pairs": LAG_PAIRS,
+                                     "max_steps": LAG_MAX_STEPS, "rows": lags})
     return path
 
 
@@ -225,19 +284,73 @@ def convergence_markdown(folder: Path = DATA) -> str:
         "then uniform random states), *one-basin* (every chain at the stationary mode).",
         "",
     ]
+    lags = _lag_rows(folder)
+    if lags:
+        meta = json.loads((folder / "lag.json").read_text(encoding="utf-8"))
+        out[0] += (
+            " **lag TV <= 1/4 at**: the first step at which the lag-coupling estimate of an "
+            "upper bound on the TV distance to stationarity from the same start states "
+            f"(Biswas, Jacob and Vanetti 2019; lag {meta['lag']}, {meta['pairs']} coupled "
+            "pairs, upper 95% limit) is at most 1/4, an estimate, not rigorous (refused: pairs "
+            f"still apart after {meta['max_steps']:,} coupled steps); **exact TV there**: the "
+            "exact TV from the same start law at that step, in bold where the estimate failed "
+            "(above its limit).")
     out.append(markdown_table(
         ("chain", "tau", "start", "states", "exact t_mix", "declared", "TV at declared", "floor",
-         "early", "false", "max R-hat at end (steps)"),
+         "early", "false", "max R-hat at end (steps)")
+        + (("lag TV <= 1/4 at", "exact TV there") if lags else ()),
         [(r["model"], f"{r['tau']:g}", r["start"], f"{r['states']:,}", f"{r['tmix']:,}",
           _g(r["declared_step"]), _g(r["tv_at_declared"]), _g(r["tv_floor"]),
           "**yes**" if r["early"] else "", "**yes**" if r["false"] else "",
           f"{_g(r['rhat_final'], 4)} ({r['steps']:,})")
+         + (_lag_cells(lags.get((r["model"], r["tau"], r["start"]))) if lags else ())
          for r in rows]).rstrip("\n"))
-    out += ["", summary_paragraph(rows), "",
-            "Data: `docs/data/convergence/rows.json` "
+    out += ["", summary_paragraph(rows)]
+    if lags:
+        out += ["", lag_paragraph(list(lags.values()))]
+    out += ["", "Data: `docs/data/convergence/rows.json` and `lag.json` "
             f"(`glauber.experiments.convergence_study.section_data`); refresh: `{COMMAND}` "
             f"(resumes: a case already there is skipped; {len(CASES)} cases in all)."]
     return "\n".join(out) + "\n"
+
+
+def _lag_rows(folder: Path) -> dict:
+    path = folder / "lag.json"
+    if not path.exists():
+        return {}
+    rows = json.loads(path.read_text(encoding="utf-8"))["rows"]
+    return {(r["model"], r["tau"], r["start"]): r for r in rows}
+
+
+def _lag_cells(r: dict | None) -> tuple[str, str]:
+    if r is None:
+        return ("not run", "—")
+    if r["lag_step"] is None:
+        return ("refused", "—")
+    tv = _g(r["lag_exact_tv"])
+    return (f"{r['lag_step']:,}", tv if r["lag_held"] else f"**{tv}**")
+
+
+def lag_paragraph(rows: Sequence[dict]) -> str:
+    """How often the lag-coupling estimate held against the exact TV, by start scheme."""
+    parts = []
+    for start in ("dispersed", "one-basin"):
+        sel = [r for r in rows if r["start"] == start]
+        if not sel:
+            continue
+        ran = [r for r in sel if r["lag_step"] is not None]
+        failed = [r for r in ran if not r["lag_held"]]
+        parts.append(
+            f"**{start}** starts: the lag-coupling estimate ran on {len(ran)} of {len(sel)} "
+            f"chains ({len(sel) - len(ran)} refused) and held against the exact TV on "
+            f"{len(ran) - len(failed)}"
+            + (f"; it failed on {', '.join(sorted({_short(r) for r in failed}))}"
+               if failed else "") + ".")
+    return ("Lag coupling beside R-hat: " + " ".join(parts) + " Refusal is the honest answer on "
+            "a metastable chain whose pairs do not meet; a failure is an estimate that no "
+            "sampled pair could correct (a rare escape none of them showed). "
+            "`benchmarks/lag_coupling_coverage.py` measures the coverage over many independent "
+            "runs.")
 
 
 def refresh(folder: Path, work: Path, log: Callable[[str], Any]) -> None:
@@ -278,10 +391,15 @@ __all__ = [
     "COMMAND",
     "DATA",
     "FALSE_MARGIN",
+    "LAG",
+    "LAG_MAX_STEPS",
+    "LAG_PAIRS",
     "MAX_DRAWS",
     "STARTS",
     "convergence_markdown",
     "iid_tv_floor",
+    "lag_case",
+    "lag_paragraph",
     "refresh",
     "section_data",
     "stationary_law",

@@ -114,8 +114,15 @@ def _build(n: int, q: int, J: tuple, field: tuple) -> AsymmetricIsingModel:
                                 field=np.array(field, dtype=np.float64))
 
 
+#: Smallest nonzero asymmetry ``|a_ij|`` a draw makes: a rectangle on the pair has
+#: ``|delta| = 4 |J_ij - J_ji| = 8 |a_ij| >= 8e-3``, far above float64 rounding (a draw of
+#: ``a = 1e-14`` made a 2-site window "incompatible" whose largest ``|delta|`` was ``8e-14``).
+VISIBLE_ASYM = 1e-3
+
+
 def _draw(draw: Any, n: int, q: int, options: Mapping[str, Any]) -> dict[str, Any]:
-    """``J_ij = s_ij + a_ij``, ``J_ji = s_ij - a_ij``, with ``|a_01| >= min_asym``."""
+    """``J_ij = s_ij + a_ij``, ``J_ji = s_ij - a_ij``, with ``|a_01| >= min_asym`` and every other
+    ``a_ij`` either 0 or at least :data:`VISIBLE_ASYM` in size."""
     from hypothesis import strategies as st
 
     from glauber.toy_models.draws import draw_site_values, floats_in
@@ -128,8 +135,9 @@ def _draw(draw: Any, n: int, q: int, options: Mapping[str, Any]) -> dict[str, An
             lo = options["min_asym"]
             a = draw(floats_in((lo, max(lo, options["asym"][1]))))
             a = -a if draw(st.booleans()) else a
-        else:
-            a = draw(floats_in(options["asym"]))
+        else:  # an asymmetry is 0 or visible: |a| < VISIBLE_ASYM would make an "incompatible"
+            a = draw(floats_in(options["asym"]))  # window whose rectangles are at rounding level
+            a = 0.0 if abs(a) < VISIBLE_ASYM else a
         J[i][j], J[j][i] = s + a, s - a
     field = draw_site_values(draw, n, options["field"], options["field_modes"])
     return {"J": J, "field": field}

@@ -57,7 +57,8 @@ def _parse(html: str) -> _Page:
 
 @pytest.fixture(scope="module")
 def toy_json(tmp_path_factory) -> Path:
-    cert = certify(IsingModel(nx.cycle_graph(6)), 1.0, n_rectangles=20, budget=5, n_pairs=1)
+    cert = certify(IsingModel(nx.cycle_graph(6)), 1.0, n_rectangles=20, budget=5, n_pairs=1,
+                   lag=10, lag_pairs=30)
     path = tmp_path_factory.mktemp("toy") / "toy.json"
     path.write_text(cert.to_json())
     return path
@@ -90,14 +91,20 @@ def test_page_is_self_contained_and_shows_every_part(toy_json, searched_json):
     window = json.loads(WINDOW.read_text())
     assert f"t_mix(0.25) = {window['exact']['tmix']} steps" in html  # the verdict, first
     for title in ("verdict", "influence matrix", "alpha curve and bracket", "traps and margins",
-                  "stationary law and t_mix", "rectangle statistic", "provenance"):
+                  "stationary law and t_mix", "rectangle statistic", "provenance",
+                  "convergence from the start states"):
         assert html.count(f"<h3>{title}") == 3
     assert "tau_no_cert = 1, tau_cert = 6 (ratio 6)" in html  # the hand-made bracket
     assert "upper bound on C (closed-form)" in html  # drawn beside the searched C
     assert "positions resampled (1-based)</th><td>98-100" in html  # from the model's name
-    # 5 figures for the toy; 4 for the window (it predates the top-states list) and for the
-    # searched chain (no exact chain, so no stationary law)
-    assert len(page.images) == 13
+    toy = json.loads(toy_json.read_text())["lag_coupling"]
+    held = "held" if toy["exact_tv"] <= toy["bound"]["upper"][toy["step"]] else "FAILED"
+    assert f"at step {toy['step']:,} (95% CI" in html and f"(the estimate {held})" in html
+    assert "run certify with --lag-coupling L" in html  # the searched chain ran no pairs
+    # 6 figures for the toy (the lag-coupling curve among them); 4 for the window (it
+    # predates the top-states list and ran no lag coupling) and for the searched chain (no
+    # exact chain, so no stationary law)
+    assert len(page.images) == 14
 
 
 def test_missing_sections_are_named_and_the_rest_renders(toy_json, tmp_path):

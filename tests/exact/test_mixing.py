@@ -274,3 +274,34 @@ def test_dense_limit_raises() -> None:
 def test_reducible_chain_raises_convergence_error() -> None:
     with pytest.raises(ConvergenceError, match="raise tau"):
         mixing_time(np.eye(2), np.array([0.5, 0.5]))
+
+
+@given(seed=st.integers(0, 2**32 - 1), t=st.integers(0, 12), k=st.integers(1, 4))
+@settings(max_examples=20, deadline=None)
+def test_distance_from_a_start_law_matches_the_dense_power(seed: int, t: int, k: int) -> None:
+    # Oracle: mu_0 P^t by a dense matrix power (numpy), against pi from GTH; and from every
+    # single start the largest distance is the worst-start d(t) (LPW 2nd ed., Section 4.5).
+    from glauber.toy_models import RandomTableModel
+
+    model = RandomTableModel(3, 2, rng=seed)
+    chain = ExactChain(model, 1.0)
+    rng = np.random.default_rng(seed)
+    starts = rng.integers(0, 2, size=(k, 3))
+    P = chain.transition_matrix().toarray()
+    mu = np.zeros(8)
+    np.add.at(mu, chain.index_of(starts), 1.0 / k)
+    pi = gth_stationary(P)
+    want = 0.5 * np.abs(mu @ np.linalg.matrix_power(P, t) - pi).sum()
+    assert chain.distance_from(starts, [t, 0])[0] == pytest.approx(want, abs=1e-12)
+    singles = [chain.distance_from(s, [t])[0] for s in chain.states()]
+    assert max(singles) == pytest.approx(chain.distance(t), abs=1e-12)
+
+
+def test_distance_from_refuses_empty_starts_and_negative_times() -> None:
+    from glauber.toy_models import RandomTableModel
+
+    chain = ExactChain(RandomTableModel(2, 2, rng=0), 1.0)
+    with pytest.raises(InvalidParameterError, match="empty"):
+        chain.distance_from(np.zeros((0, 2), dtype=np.int64), [1])
+    with pytest.raises(InvalidParameterError, match=">= 0"):
+        chain.distance_from([0, 1], [-1])

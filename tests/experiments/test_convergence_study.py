@@ -19,6 +19,7 @@ from glauber.exact.chain import ExactChain
 from glauber.experiments.convergence_study import (
     convergence_markdown,
     iid_tv_floor,
+    lag_case,
     study_case,
     study_starts,
 )
@@ -85,3 +86,30 @@ def test_the_section_counts_early_and_false_declarations(tmp_path):
            "t_mix in 1 (a at tau = 1); falsely" in text
     assert "declared step is 8 to 8 times t_mix" in text
     assert "**dispersed** starts: convergence declared in 0 of 1" in text
+
+
+def test_a_lag_row_against_an_independent_exact_tv_and_its_columns(tmp_path):
+    spec = "ising-cycle:n=5"
+    row = lag_case(spec, 2.0, "dispersed", pairs=40, lag=10)
+    chain = ExactChain(parse_toy_spec(spec), 2.0)
+    x0 = study_starts(chain, chain.model, "dispersed", 8, 0, chain.stationary())
+    mu = np.bincount(state_index(x0, 2), minlength=32) / 8.0
+    P = chain.transition_matrix().toarray()
+    exact = 0.5 * np.abs(mu @ np.linalg.matrix_power(P, row["lag_step"]) - chain.stationary()).sum()
+    assert row["lag_exact_tv"] == pytest.approx(exact, abs=1e-12)
+    assert row["lag_upper"] <= 0.25 and row["lag_held"] is bool(exact <= row["lag_upper"])
+    refused = lag_case(spec, 0.2, "dispersed", pairs=20, max_steps=2)
+    assert refused["lag_step"] is None and "did not meet" in refused["lag_refused"]
+    base = {"states": 32, "chains": 8, "steps": 1000, "record_every": 1, "rhat_final": 1.0,
+            "tv_floor": None, "verdict": "", "tmix": 10, "declared_step": None,
+            "tv_at_declared": None, "early": False, "false": False}
+    rows = [{**base, "model": spec, "tau": t, "start": "dispersed"} for t in (2.0, 0.2)]
+    (tmp_path / "rows.json").write_text(json.dumps({"chains": 8, "max_draws": 1000,
+                                                    "per_doubling": 4, "rows": rows}))
+    failed = {**row, "lag_held": False}
+    (tmp_path / "lag.json").write_text(json.dumps({"lag": 10, "pairs": 40, "max_steps": 2,
+                                                   "rows": [failed, refused]}))
+    text = convergence_markdown(tmp_path)
+    assert f"| {row['lag_step']:,} | **" in text and "| refused | — |" in text
+    assert "ran on 1 of 2 chains (1 refused) and held against the exact TV on 0; it failed " \
+           "on ising-cycle:n=5 at tau = 2" in text
