@@ -14,6 +14,6 @@ want=$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     python -m pip install -q --upgrade pip
     python -m pip install -q "torch==2.13.0"
-    python -m pip install -q -e ".[test,antiberty,diagnostics]"
+    python -m pip install -q -e ".[test,antiberty,diagnostics,ray]"
     echo "$want" > "$stamp"
 fi

@@ -1,9 +1,10 @@
 """``--ray``: accepted before or after the sub-command, and Ray's cluster errors said in one line.
 
-Ray is not installed on the test machines, so a fake ``ray`` module stands in for it: one that
-runs tasks in this process (the oracle: the same table as without ``--ray``), and one whose
-``init`` fails as Ray does with ``--ray auto`` and no cluster (its message advises an
-``--address`` flag that glauber does not have).
+A fake ``ray`` module stands in for Ray here, so these tests need no cluster and can force
+Ray's failures: one that runs tasks in this process (the oracle: the same table as without
+``--ray``), and one whose ``init`` fails as Ray does with ``--ray auto`` and no cluster (its
+message advises an ``--address`` flag that glauber does not have). The real local cluster is
+tested in tests/certify/test_ray_table.py and tests/experiments/test_phase_diagram.py.
 """
 
 from __future__ import annotations
