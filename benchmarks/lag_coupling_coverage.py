@@ -5,10 +5,14 @@ seed) on an enumerable chain, at one step ``t``: it *covers* when the exact
 ``TV(mu_0 P^t, pi)`` (the start law stepped through the exact transition matrix,
 :class:`glauber.exact.ExactChain`, against its exact stationary law) is at most the estimate's
 upper 95% confidence limit. Families: Ising cycles (metastable at low temperature), random
-tables (incompatible conditionals), Potts cycles, and 3-site windows of a random joint model
-with two sites frozen (:func:`glauber.core.restrict`, as a masked LM's window is); temperatures
-0.5, 1 and 2; a single start (all zeros) or a start law (eight random states); lags 1 and 4;
-``t`` at 0, 1/4, 1/2, 1 and 2 times the exact ``t_mix(1/4)`` from that start law.
+tables (incompatible conditionals), Potts cycles, a 3-site window of a random joint model
+with two sites frozen (:func:`glauber.core.restrict`, as a masked LM's window is), and the
+exact 3-site CDR3 windows of two real masked LMs (AntiBERTy and Sapiens VH on trastuzumab VH
+positions 98-100, every other residue frozen: 8,000 states, sampled from their score tables,
+:meth:`glauber.exact.ExactChain.tabulated`); temperatures 0.5, 1 and 2; a single start (the
+context's own residues for a window, else all zeros) or a start law (eight random states);
+lags 10 and 100; ``t`` at 0, 1/4, 1/2, 1 and 2 times the exact ``t_mix(1/4)`` from that start
+law (at most 2,000).
 A run whose pairs do not all meet within 5,000 coupled steps is refused by the estimator (a
 typed error, no claim), and counted apart.
 The baseline is the point estimate (the mean, without its confidence allowance), measured on
@@ -47,15 +51,35 @@ TARGET = 0.95
 MAX_STEPS = 5000
 
 
+#: The real exact windows: family -> model spec (a window of a full chain, as certify takes it).
+MLM_WINDOWS = {
+    "antiberty window": "antiberty@trastuzumab-vh[98-100]",
+    "sapiens-vh window": "sapiens-vh@trastuzumab-vh[98-100]",
+}
+
+
 def families() -> dict:
-    """The chains of the benchmark, by family."""
+    """The chains of the benchmark, by family (a real window as its score table)."""
+    from glauber.models import resolve_model
+
     joint = RandomJointModel(5, 3, rng=11)
-    return {
+    toys = {
         "ising-cycle": IsingModel(nx.cycle_graph(5)),
         "random-table": RandomTableModel(3, 3, rng=5),
         "potts-cycle": PottsModel(nx.cycle_graph(4), q=3),
         "window": restrict(joint, np.array([0, 2, 1, 1, 0]), [1, 2, 4]),
     }
+    return toys | {name: ExactChain(resolve_model(spec), 1.0).tabulated()
+                   for name, spec in MLM_WINDOWS.items()}
+
+
+def single_start(model: object) -> np.ndarray:
+    """The single start: a window's own residues (its context), else all zeros."""
+    method = getattr(model, "default_states", None)
+    context = None if method is None else method()
+    if context is not None:
+        return np.asarray(context, dtype=np.int64).reshape(1, -1)
+    return np.zeros((1, model.n), dtype=np.int64)
 
 
 def tmix_from(chain: ExactChain, mu0: np.ndarray, eps: float = 0.25, cap: int = 2000) -> int:
@@ -75,11 +99,12 @@ def run(n_pairs: int = 100) -> dict:
     started = time.perf_counter()
     cases, refused = [], []
     seed = 0
+    chains = families()
     for (name, model), tau, start, lag in itertools.product(
-            families().items(), TAUS, ("single", "law"), LAGS):
+            chains.items(), TAUS, ("single", "law"), LAGS):
         chain = ExactChain(model, tau)
         rng = np.random.default_rng(len(cases))
-        starts = (np.zeros((1, model.n), dtype=np.int64) if start == "single" else
+        starts = (single_start(model) if start == "single" else
                   rng.integers(0, model.q, size=(8, model.n)))
         mu0 = np.zeros(chain.num_states)
         np.add.at(mu0, chain.index_of(starts), 1.0 / len(starts))
@@ -104,7 +129,7 @@ def run(n_pairs: int = 100) -> dict:
     covered = float(np.mean([c["covered"] for c in cases]))
     point = float(np.mean([c["point_covered"] for c in cases]))
     by_family = {name: float(np.mean([c["covered"] for c in cases if c["family"] == name]))
-                 for name in families()}
+                 for name in chains}
     print(f"{len(cases)} cases ({len(refused)} more refused: pairs that did not meet within "
           f"{MAX_STEPS:,} steps) in {seconds:.0f} s; coverage of the upper 95% limit "
           f"{covered:.3f}, of the point estimate {point:.3f}; by family: "
