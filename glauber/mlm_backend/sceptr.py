@@ -368,7 +368,10 @@ class TcrLayout:
         return torch.cat([relative[:, None], compartments], dim=1)
 
     def join(self, residues: str) -> str:
-        """``residues`` (``n`` letters) written loop by loop with ``/``."""
+        """``residues`` (``n`` letters) written loop by loop with ``/`` (without ``/`` when
+        only the last loop holds residues: :func:`parse_tcr` reads it back the same)."""
+        if not any(self.lengths[:-1]):
+            return residues
         out, start = [], 0
         for size in self.lengths:
             out.append(residues[start:start + size])
