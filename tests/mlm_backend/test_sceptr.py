@@ -116,10 +116,11 @@ def test_weight_bound_exceeds_exact_oscillation_exceeds_searched(sceptr):
     assert upper.method == "layernorm-head"
     off = ~np.eye(2, dtype=bool)
     assert np.all(upper.Delta[off] >= D[off]) and np.all(upper.C >= C - 1e-12)
-    found = search_influence(window, tau, budget=40, seed=0)
-    assert np.all(found.C <= C + found.tolerance)
-    print(f"Delta bound {upper.Delta[0, 1]:.4g} >= exact {D.max():.4g}; "
-          f"C bound {upper.C.max():.4g} >= exact {C.max():.4g} >= searched {found.C.max():.4g}")
+    found = search_influence(window, tau, budget=20, seed=0)  # half the 40-row table
+    assert np.all(found.C <= C + found.tolerance) and np.all(found.Delta <= D + 1e-4)
+    print(f"Delta: bound {upper.Delta[0, 1]:.4g} >= exact {D.max():.4g} >= searched "
+          f"{found.Delta.max():.4g}; C: bound {upper.C.max():.4g} >= exact {C.max():.4g} >= "
+          f"searched {found.C.max():.4g}")
     assert D.max() > 0  # the window's sites do influence each other
 
 
