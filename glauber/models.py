@@ -424,7 +424,10 @@ def _first_line(path: Path, numbered: bool = False) -> Any:
 
 def _looks_like_path(text: str) -> bool:
     """A name that is meant as a file (a folder separator, or a file extension, and no space):
-    never a protein sequence, and not a sentence."""
+    never a protein sequence, nor a TCR written loop by loop (capitals and ``/`` only), and not
+    a sentence."""
+    if re.fullmatch(r"[A-Z/]+", text):
+        return False
     return not any(c.isspace() for c in text) and (
         "/" in text or "\\" in text or re.search(r"\.[A-Za-z][A-Za-z0-9]{0,4}$", text) is not None)
 
