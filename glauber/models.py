@@ -243,10 +243,12 @@ def split_window_spec(spec: str) -> tuple[str, str | None, str | None]:
 
 
 def context_names() -> tuple[str, ...]:
-    """Names of the shipped chains a context may name (``trastuzumab-vh``, ...)."""
-    from glauber.mlm_backend.sequences import ANTIBODY_SEQUENCES
+    """Names of the shipped sequences a context may name (``trastuzumab-vh``, the TCR
+    ``sceptr-example``, ...)."""
+    from glauber.mlm_backend.sequences import ANTIBODY_SEQUENCES, TCR_SEQUENCES
 
-    return tuple(sorted(name.replace("_", "-") for name in ANTIBODY_SEQUENCES))
+    return tuple(sorted(name.replace("_", "-") for name in {**ANTIBODY_SEQUENCES,
+                                                            **TCR_SEQUENCES}))
 
 
 def parse_sites(spec: str, length: int) -> np.ndarray:
@@ -324,24 +326,9 @@ def resolve_context(model: ConditionalModel, context: str) -> np.ndarray:
         If the sequence is longer than the model allows.
     """
     text = context.strip()
-    key = text.lower().replace("-", "_")
     path = Path(text)
     if hasattr(model, "encode"):
-        from glauber.mlm_backend.sequences import ANTIBODY_SEQUENCES
-
-        if key in ANTIBODY_SEQUENCES:
-            return np.asarray(_to_host(model.encode(ANTIBODY_SEQUENCES[key])), dtype=np.int64)
-        if _is_file(path):
-            line, text = _first_line(path, numbered=True)
-            where = f"context file {path} (line {line})"
-        elif _looks_like_path(text):
-            raise InvalidParameterError(
-                f"context {_short(context)}: no such file. A context is a shipped chain "
-                f"({', '.join(context_names())}), a file holding the sequence on one line, or "
-                "the sequence itself")
-        else:
-            where = (f"context {_short(context)} is not a shipped chain "
-                     f"({', '.join(context_names())}) nor a file; read as a sequence, it")
+        text, where = context_text(context)
         try:
             return np.asarray(_to_host(model.encode(text)), dtype=np.int64)
         except VocabularyError as exc:
@@ -371,6 +358,39 @@ def resolve_context(model: ConditionalModel, context: str) -> np.ndarray:
             f"{model.n} sites; give one token index per site"
         )
     return row
+
+
+def context_text(context: str) -> tuple[str, str]:
+    """The text a masked LM's context names, and where it came from (for messages).
+
+    A shipped sequence's name (:func:`context_names`; ``_`` and ``-`` alike) gives the
+    sequence, a file its first line that is neither blank nor a ``#`` comment, anything else
+    itself.
+
+    Raises
+    ------
+    InvalidParameterError
+        If the context looks like a path but no such file exists, or a file cannot be read or
+        holds no sequence.
+    """
+    from glauber.mlm_backend.sequences import ANTIBODY_SEQUENCES, TCR_SEQUENCES
+
+    text = context.strip()
+    key = text.lower().replace("-", "_")
+    path = Path(text)
+    shipped = {**ANTIBODY_SEQUENCES, **TCR_SEQUENCES}
+    if key in shipped:
+        return shipped[key], f"the shipped sequence {text}"
+    if _is_file(path):
+        line, text = _first_line(path, numbered=True)
+        return text, f"context file {path} (line {line})"
+    if _looks_like_path(text):
+        raise InvalidParameterError(
+            f"context {_short(context)}: no such file. A context is a shipped sequence "
+            f"({', '.join(context_names())}), a file holding the sequence on one line, or "
+            "the sequence itself")
+    return text, (f"context {_short(context)} is not a shipped sequence "
+                  f"({', '.join(context_names())}) nor a file; read as a sequence, it")
 
 
 def _short(text: str, width: int = 40) -> str:
@@ -404,7 +424,10 @@ def _first_line(path: Path, numbered: bool = False) -> Any:
 
 def _looks_like_path(text: str) -> bool:
     """A name that is meant as a file (a folder separator, or a file extension, and no space):
-    never a protein sequence, and not a sentence."""
+    never a protein sequence, nor a TCR written loop by loop (capitals and ``/`` only), and not
+    a sentence."""
+    if re.fullmatch(r"[A-Z/]+", text):
+        return False
     return not any(c.isspace() for c in text) and (
         "/" in text or "\\" in text or re.search(r"\.[A-Za-z][A-Za-z0-9]{0,4}$", text) is not None)
 
@@ -425,6 +448,9 @@ def _resolve_window(
         tokens = resolve_context(base, context)
     else:
         base = resolve_model(spec, 1, device, dtype, autocast)
+        framed = getattr(base, "with_context", None)
+        if framed is not None:  # inputs laid out by the context beyond its length (SCEPTR)
+            base = framed(context_text(context)[0])
         tokens = resolve_context(base, context)
         base = base.with_length(int(tokens.shape[0]))
     chosen = (np.arange(tokens.shape[0]) if sites is None
@@ -518,6 +544,7 @@ __all__ = [
     "EXACT_SWEEP_MAX_STATES",
     "EXACT_WINDOW_MAX_STATES",
     "context_names",
+    "context_text",
     "is_toy_spec",
     "parse_sites",
     "read_states",

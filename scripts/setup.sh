@@ -14,6 +14,9 @@ want=$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     python -m pip install -q --upgrade pip
     python -m pip install -q "torch==2.13.0"
-    python -m pip install -q -e ".[test,antiberty,diagnostics,ray]"
+    # sceptr: SCEPTR's weights (10.9 MB; glauber reads only config.json and state_dict.pt) and
+    # libtcrlm, for the test that checks glauber's plain-torch network against the package's own
+    # (it adds pandas 2.x, tidytcells, blosum and pytz; numpy stays as it is)
+    python -m pip install -q -e ".[test,antiberty,diagnostics,ray,sceptr]"
     echo "$want" > "$stamp"
 fi

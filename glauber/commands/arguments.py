@@ -18,7 +18,8 @@ def add_window_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--context", metavar="CONTEXT", default=None,
         help="a full sequence whose other positions stay frozen: a shipped chain ("
-        "trastuzumab-vh, trastuzumab-vl, pertuzumab-vh, pertuzumab-vl), a file holding the "
+        "trastuzumab-vh, trastuzumab-vl, pertuzumab-vh, pertuzumab-vl; the TCR sceptr-example "
+        "for sceptr, written CDR1A/CDR2A/CDR3A/CDR1B/CDR2B/CDR3B), a file holding the "
         "sequence on one line, the sequence itself (text for natural-language models), or "
         "comma-separated token indices for a toy model; the model then runs at the context's "
         "length",

@@ -49,8 +49,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     parser.add_argument("--model", default="antiberty",
-                        help="registered MLM (antiberty, sapiens-vh, sapiens-vl, "
-                        "tiny-gpt2-control), hf:<hub name>, a checkpoint directory, or a toy "
+                        help="registered MLM (antiberty, sapiens-vh, sapiens-vl, sceptr, "
+                        "sceptr-cdr3, tiny-gpt2-control, ...), hf:<hub name>, a checkpoint directory, or a toy "
                         "specification such as ising-cycle:n=8 (default: antiberty)")
     parser.add_argument("--tau", type=float, default=1.0, help="temperature > 0 (default 1.0)")
     parser.add_argument("--length", type=int, default=None,

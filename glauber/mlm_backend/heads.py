@@ -24,7 +24,10 @@ from typing import Any, Callable, Sequence
 import torch
 from torch import nn
 
+import numpy as np
+
 from glauber.errors import UnboundableModelError
+from glauber.theory.influence_bounds import OscillationBound
 from glauber.theory.layernorm_head import HeadEnclosure, layernorm_head_enclosure
 
 #: The ``*ForMaskedLM`` classes of transformers whose head :func:`split_masked_lm` applies at the
@@ -273,6 +276,41 @@ class Float64Head:
         return self._enclosure
 
 
+def head_oscillation_bound(head: Float64Head, n: int,
+                           labels: Sequence[str]) -> OscillationBound:
+    """Lemma 6's oscillation bounded from the weights of a float64 head, for every site pair.
+
+    :meth:`Float64Head.enclosure` (docs/theory.md, "Upper bounds on influence") keeps every
+    score difference ``s_a - s_b`` within ``R_ab`` of a constant for every hidden vector, so for
+    every context ``Delta_ij <= 2 max_{a != b} R_ab`` for all ``i != j`` (zero diagonal).
+
+    Parameters
+    ----------
+    head : Float64Head
+        The head the model's scores come from.
+    n : int
+        Number of sites.
+    labels : sequence of str
+        The vocabulary's labels, in the head's row order (to name the widest pair).
+
+    Returns
+    -------
+    OscillationBound
+        ``method = "layernorm-head"``, with the head's size, ``eps`` and widest pair in
+        ``details``.
+    """
+    enc = head.enclosure()
+    Delta = np.full((n, n), enc.oscillation)
+    np.fill_diagonal(Delta, 0.0)
+    a, b = enc.pair
+    return OscillationBound(Delta, "layernorm-head", {
+        "hidden_size": head.d, "layer_norm_eps": head.eps,
+        "tokens": len(labels), "radius_max": float(enc.radius[a, b]),
+        "pair": [labels[a], labels[b]], "norm_radius": enc.norm_radius,
+        "rounding": enc.rounding, "pairwise": enc.pairwise,
+    })
+
+
 def float64_head(model: Any, token_ids: Sequence[int], device: torch.device) -> Float64Head | None:
     """A :class:`Float64Head` of ``model`` for ``token_ids``, or None when its head is not a
     known ``LayerNorm -> linear`` one (:func:`checked_head_parts` says why) or the device has
@@ -292,6 +330,7 @@ __all__ = [
     "MaskedLMParts",
     "checked_head_parts",
     "float64_head",
+    "head_oscillation_bound",
     "head_structure_problem",
     "layernorm_head_parts",
     "split_masked_lm",

@@ -16,7 +16,6 @@ import copy
 import os
 from typing import Any, Callable, Sequence
 
-import numpy as np
 import torch
 
 from glauber.core.validation import check_positive_int
@@ -36,6 +35,7 @@ from glauber.mlm_backend.heads import (
     KNOWN_HEADS,
     checked_head_parts,
     float64_head,
+    head_oscillation_bound,
     split_masked_lm,
 )
 from glauber.mlm_backend.sequence_model import TokenSequenceModel, load_pretrained
@@ -408,16 +408,7 @@ class HFMaskedLM(TokenSequenceModel):
             raise UnboundableModelError(
                 f"{self.name} has no sequence length; set one with with_length(n)"
             )
-        enc = self._float64.enclosure()
-        Delta = np.full((self.n, self.n), enc.oscillation)
-        np.fill_diagonal(Delta, 0.0)
-        a, b = enc.pair
-        return OscillationBound(Delta, "layernorm-head", {
-            "hidden_size": self._float64.d, "layer_norm_eps": self._float64.eps,
-            "tokens": self.q, "radius_max": float(enc.radius[a, b]),
-            "pair": [self.labels[a], self.labels[b]], "norm_radius": enc.norm_radius,
-            "rounding": enc.rounding, "pairwise": enc.pairwise,
-        })
+        return head_oscillation_bound(self._float64, self.n, self.labels)
 
     def _precision(self) -> contextlib.AbstractContextManager:
         """``torch.autocast`` in :attr:`autocast` precision, or nothing. The cast-weight cache is
@@ -477,37 +468,6 @@ class HFMaskedLM(TokenSequenceModel):
                 f"a sequence of {width} tokens is longer than {self.name} allows "
                 f"({self.max_sites} tokens besides the 2 special tokens); use a shorter sequence"
             )
-
-    def _checked_inputs(self, states: Any, sites: Any) -> tuple[torch.Tensor, torch.Tensor]:
-        states = torch.as_tensor(states, device=self.device)
-        if states.dtype != torch.long:
-            states = states.long()
-        if states.ndim != 2:
-            raise SequenceLengthError(
-                f"states must have shape [B, n], got shape {tuple(states.shape)}; "
-                "add a batch axis (states[None]) for a single sequence"
-            )
-        batch, width = states.shape
-        if self.n is not None and width != self.n:
-            raise SequenceLengthError(
-                f"states have {width} sites but the model resamples n = {self.n}; "
-                "use model.with_length(n) or pad/truncate the states"
-            )
-        self._check_width(width)
-        sites = self._checked_sites(sites, batch)
-        if not self.check_inputs:
-            return states, sites
-        bad = torch.stack(
-            [((states < 0) | (states >= self.q)).any(), ((sites < 0) | (sites >= width)).any()]
-        ).tolist()  # one host synchronisation per call
-        if bad[0]:
-            raise VocabularyError(
-                f"state entries must be indices 0..{self.q - 1} into model.vocab, not token ids; "
-                "build states with encode()"
-            )
-        if bad[1]:
-            raise VocabularyError(f"sites must lie in 0..{width - 1}")
-        return states, sites
 
     def __repr__(self) -> str:
         autocast = None if self.autocast is None else str(self.autocast).replace("torch.", "")

@@ -27,6 +27,9 @@ BUILTIN_MODELS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "sapiens-vl": ("glauber.mlm_backend.sapiens", "load_sapiens", {"chain": "vl"}),
     "rxnmapper": ("glauber.mlm_backend.reactions", "load_rxnmapper", {}),
     "rxnfp": ("glauber.mlm_backend.reactions", "load_rxnfp", {}),
+    "sceptr": ("glauber.mlm_backend.sceptr", "load_sceptr", {}),
+    "sceptr-cdr3": ("glauber.mlm_backend.sceptr", "load_sceptr",
+                    {"variant": "cdr3_only_mlm_only"}),
     "tiny-gpt2-control": ("glauber.mlm_backend.autoregressive", "tiny_gpt2_control", {}),
 }
 

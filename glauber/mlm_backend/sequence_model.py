@@ -16,7 +16,12 @@ from typing import Any, Iterator, Sequence
 
 import torch
 
-from glauber.errors import InvalidParameterError, UnknownModelError
+from glauber.errors import (
+    InvalidParameterError,
+    SequenceLengthError,
+    UnknownModelError,
+    VocabularyError,
+)
 from glauber.mlm_backend.device import activation_bytes_per_token, token_budget
 from glauber.mlm_backend.vocabulary import TokenVocabulary
 
@@ -36,6 +41,8 @@ class TokenSequenceModel:
         return natural_states(self)
 
     vocabulary: TokenVocabulary
+    n: int | None
+    check_inputs: bool
     device: torch.device
     dtype: torch.dtype
     model: Any
@@ -110,6 +117,50 @@ class TokenSequenceModel:
                 f"sites must be one site per state, shape ({batch},), got {tuple(sites.shape)}"
             )
         return sites
+
+    def _check_width(self, width: int) -> None:
+        """Refuse states of ``width`` sites that the model cannot take (none here)."""
+
+    def _checked_inputs(self, states: Any, sites: Any) -> tuple[torch.Tensor, torch.Tensor]:
+        """``states [B, n]`` and ``sites [B]`` as long tensors on the device, checked.
+
+        Raises
+        ------
+        SequenceLengthError
+            If states are not ``[B, n]`` (or are wider than :meth:`_check_width` allows).
+        VocabularyError
+            If an entry is not an index ``0..q-1`` or a site is not ``0..n-1`` (unless
+            ``check_inputs`` is False).
+        """
+        states = torch.as_tensor(states, device=self.device)
+        if states.dtype != torch.long:
+            states = states.long()
+        if states.ndim != 2:
+            raise SequenceLengthError(
+                f"states must have shape [B, n], got shape {tuple(states.shape)}; "
+                "add a batch axis (states[None]) for a single sequence"
+            )
+        batch, width = states.shape
+        if self.n is not None and width != self.n:
+            raise SequenceLengthError(
+                f"states have {width} sites but the model resamples n = {self.n}; "
+                "use model.with_length(n) or pad/truncate the states"
+            )
+        self._check_width(width)
+        sites = self._checked_sites(sites, batch)
+        if not self.check_inputs:
+            return states, sites
+        bad = torch.stack(
+            [((states < 0) | (states >= self.q)).any(), ((sites < 0) | (sites >= width)).any()]
+        ).tolist()  # one host synchronisation per call
+        if bad[0]:
+            raise VocabularyError(
+                f"state entries must be indices 0..{self.q - 1} into model.vocab, not token ids; "
+                "build states with encode()"
+            )
+        if bad[1]:
+            raise VocabularyError(f"sites must lie in 0..{width - 1}")
+        return states, sites
 
     def _rows_for(self, length: int, logits_width: int) -> int:
         """Rows of ``length`` tokens one forward pass may take within the memory budget."""

@@ -1,4 +1,5 @@
-"""Public antibody variable-domain sequences used as default states for the protein models.
+"""Public antibody variable-domain sequences used as default states for the protein models,
+and a public T-cell receptor for the SCEPTR models.
 
 Variable domains (VH, VL) of two therapeutic antibodies, from these sources:
 
@@ -46,6 +47,15 @@ ANTIBODY_SEQUENCES: dict[str, str] = {
 #: 0.4.3's README, an aromatic substitution of 2,3-difluoropyridine by propane-2-thiol with
 #: potassium carbonate in DMF (54 tokens of their vocabulary).
 REACTION_SMILES = "CC(C)S.CN(C)C=O.Fc1cccnc1F.O=C([O-])[O-].[K+].[K+]>>CC(C)Sc1ncccc1F"
+
+#: A paired human TCR from SCEPTR's documentation (sceptr 1.2.0, the first TCR of the example
+#: of ``sceptr.model.ResidueRepresentations``): TRAV38-1*01 with CDR3A CAHRSAGGGTSYGKLTF and
+#: TRBV2*01 with CDR3B CASSEFQGDNEQFF. Written loop by loop, CDR1A/CDR2A/CDR3A/CDR1B/CDR2B/CDR3B,
+#: the CDR1 and CDR2 loops being the IMGT loops of those V alleles (what libtcrlm reads through
+#: tidytcells 2.2). 57 residues; the CDR3B is positions 44-57.
+SCEPTR_EXAMPLE_TCR = "TSENNYY/QEAYKQQN/CAHRSAGGGTSYGKLTF/SNHLY/FYNNEI/CASSEFQGDNEQFF"
+#: Name -> TCR of every shipped T-cell receptor (a context of the SCEPTR models).
+TCR_SEQUENCES: dict[str, str] = {"sceptr_example": SCEPTR_EXAMPLE_TCR}
 
 #: The 20 standard amino acids in one-letter code, alphabetical (AntiBERTy's token order).
 AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
@@ -122,6 +132,8 @@ __all__ = [
     "AMINO_ACIDS",
     "ANTIBODY_SEQUENCES",
     "REACTION_SMILES",
+    "SCEPTR_EXAMPLE_TCR",
+    "TCR_SEQUENCES",
     "antibody_states",
     "natural_states",
     "PERTUZUMAB_VH",
