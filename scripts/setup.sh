@@ -15,5 +15,10 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     python -m pip install -q --upgrade pip
     python -m pip install -q "torch==2.13.0"
     python -m pip install -q -e ".[test,antiberty,diagnostics]"
+    # The reaction SMILES masked LMs (tests/mlm_backend/test_reactions.py): only their weights
+    # are read, and their pins (rxnfp: scipy==1.4.1; rxnmapper: transformers<5) conflict with
+    # this environment, so they are installed without their dependencies (no pip extra can say
+    # --no-deps; pyproject.toml).
+    python -m pip install -q --no-deps rxnmapper==0.4.3 rxnfp==0.1.0
     echo "$want" > "$stamp"
 fi
