@@ -243,10 +243,11 @@ def split_window_spec(spec: str) -> tuple[str, str | None, str | None]:
 
 
 def context_names() -> tuple[str, ...]:
-    """Names of the shipped chains a context may name (``trastuzumab-vh``, ...)."""
-    from glauber.mlm_backend.sequences import ANTIBODY_SEQUENCES
+    """Names of the shipped sequences a context may name (``trastuzumab-vh``, ...,
+    ``reaction``: the reaction SMILES of the reaction models)."""
+    from glauber.mlm_backend.sequences import SHIPPED_CONTEXTS
 
-    return tuple(sorted(name.replace("_", "-") for name in ANTIBODY_SEQUENCES))
+    return tuple(sorted(name.replace("_", "-") for name in SHIPPED_CONTEXTS))
 
 
 def parse_sites(spec: str, length: int) -> np.ndarray:
@@ -327,10 +328,10 @@ def resolve_context(model: ConditionalModel, context: str) -> np.ndarray:
     key = text.lower().replace("-", "_")
     path = Path(text)
     if hasattr(model, "encode"):
-        from glauber.mlm_backend.sequences import ANTIBODY_SEQUENCES
+        from glauber.mlm_backend.sequences import SHIPPED_CONTEXTS
 
-        if key in ANTIBODY_SEQUENCES:
-            return np.asarray(_to_host(model.encode(ANTIBODY_SEQUENCES[key])), dtype=np.int64)
+        if key in SHIPPED_CONTEXTS:
+            return np.asarray(_to_host(model.encode(SHIPPED_CONTEXTS[key])), dtype=np.int64)
         if _is_file(path):
             line, text = _first_line(path, numbered=True)
             where = f"context file {path} (line {line})"

@@ -46,6 +46,8 @@ ANTIBODY_SEQUENCES: dict[str, str] = {
 #: 0.4.3's README, an aromatic substitution of 2,3-difluoropyridine by propane-2-thiol with
 #: potassium carbonate in DMF (54 tokens of their vocabulary).
 REACTION_SMILES = "CC(C)S.CN(C)C=O.Fc1cccnc1F.O=C([O-])[O-].[K+].[K+]>>CC(C)Sc1ncccc1F"
+#: Every sequence a ``--context`` may name: the antibody chains and the reaction (``reaction``).
+SHIPPED_CONTEXTS: dict[str, str] = {**ANTIBODY_SEQUENCES, "reaction": REACTION_SMILES}
 
 #: The 20 standard amino acids in one-letter code, alphabetical (AntiBERTy's token order).
 AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
@@ -122,6 +124,7 @@ __all__ = [
     "AMINO_ACIDS",
     "ANTIBODY_SEQUENCES",
     "REACTION_SMILES",
+    "SHIPPED_CONTEXTS",
     "antibody_states",
     "natural_states",
     "PERTUZUMAB_VH",
