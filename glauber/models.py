@@ -243,12 +243,11 @@ def split_window_spec(spec: str) -> tuple[str, str | None, str | None]:
 
 
 def context_names() -> tuple[str, ...]:
-    """Names of the shipped sequences a context may name (``trastuzumab-vh``, the TCR
-    ``sceptr-example``, ...)."""
-    from glauber.mlm_backend.sequences import ANTIBODY_SEQUENCES, TCR_SEQUENCES
+    """Names of the shipped sequences a context may name (``trastuzumab-vh``, ..., the TCR
+    ``sceptr-example``, ``reaction``: the reaction SMILES of the reaction models)."""
+    from glauber.mlm_backend.sequences import SHIPPED_CONTEXTS
 
-    return tuple(sorted(name.replace("_", "-") for name in {**ANTIBODY_SEQUENCES,
-                                                            **TCR_SEQUENCES}))
+    return tuple(sorted(name.replace("_", "-") for name in SHIPPED_CONTEXTS))
 
 
 def parse_sites(spec: str, length: int) -> np.ndarray:
@@ -373,14 +372,13 @@ def context_text(context: str) -> tuple[str, str]:
         If the context looks like a path but no such file exists, or a file cannot be read or
         holds no sequence.
     """
-    from glauber.mlm_backend.sequences import ANTIBODY_SEQUENCES, TCR_SEQUENCES
+    from glauber.mlm_backend.sequences import SHIPPED_CONTEXTS
 
     text = context.strip()
     key = text.lower().replace("-", "_")
     path = Path(text)
-    shipped = {**ANTIBODY_SEQUENCES, **TCR_SEQUENCES}
-    if key in shipped:
-        return shipped[key], f"the shipped sequence {text}"
+    if key in SHIPPED_CONTEXTS:
+        return SHIPPED_CONTEXTS[key], f"the shipped sequence {text}"
     if _is_file(path):
         line, text = _first_line(path, numbered=True)
         return text, f"context file {path} (line {line})"

@@ -18,5 +18,10 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
     # libtcrlm, for the test that checks glauber's plain-torch network against the package's own
     # (it adds pandas 2.x, tidytcells, blosum and pytz; numpy stays as it is)
     python -m pip install -q -e ".[test,antiberty,diagnostics,ray,sceptr]"
+    # The reaction SMILES masked LMs (tests/mlm_backend/test_reactions.py): only their weights
+    # are read, and their pins (rxnfp: scipy==1.4.1; rxnmapper: transformers<5) conflict with
+    # this environment, so they are installed without their dependencies (no pip extra can say
+    # --no-deps; pyproject.toml).
+    python -m pip install -q --no-deps rxnmapper==0.4.3 rxnfp==0.1.0
     echo "$want" > "$stamp"
 fi

@@ -17,6 +17,9 @@ HELP = "which temperature? the bracket, exact t_mix, estimates and traps at a fe
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the ``advise`` parser to the ``glauber`` command."""
+    from glauber.commands.certify import certify_defaults
+
+    defaults = certify_defaults()
     parser = subparsers.add_parser(
         "advise",
         description=(
@@ -38,6 +41,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--pairs", type=int, default=8, help="coupled pairs (default 8)")
     parser.add_argument("--budget", type=int, default=500,
                         help="step budget of the coupled pairs (default 500)")
+    parser.add_argument("--search-budget", type=int, default=defaults["search_budget"],
+                        help="distinct conditional queries of the influence search at each "
+                        "temperature (default %(default)s; fewer for a large vocabulary, e.g. "
+                        "the 576 SMILES tokens of rxnmapper)")
+    parser.add_argument("--rectangles", type=int, default=defaults["n_rectangles"],
+                        help="rectangles of the incompatibility test (default %(default)s)")
     parser.add_argument("--eps", type=float, default=0.25, help="target distance (default 0.25)")
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     parser.add_argument("--device", default="cpu", help="cpu (default), cuda, ...")
@@ -62,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
         check_output_path(args.json)
     model = resolve_model(window_spec(args.model, args.context, args.sites), None, args.device)
     advice = advise(model, taus, eps=eps, seed=args.seed, pairs=args.pairs, budget=args.budget,
-                    steps=args.steps)
+                    steps=args.steps, search_budget=args.search_budget,
+                    n_rectangles=args.rectangles)
     if args.json is not None:
         atomic_write_text(args.json, json.dumps(advice.to_dict(), indent=2, allow_nan=False) + "\n")
     print(format_advice(advice))

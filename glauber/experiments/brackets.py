@@ -47,6 +47,7 @@ from glauber.estimators.influence_search import search_influence_sweep
 from glauber.estimators.influence_upper import UpperBoundSource
 from glauber.estimators.score_cache import MemoisedModel
 from glauber.estimators.witnesses import reduced_precision
+from glauber.experiments import domains
 from glauber.experiments.common import markdown_table
 from glauber.experiments.compare import _fmt as _f
 
@@ -56,6 +57,8 @@ FULL_CHAINS: dict[str, tuple[str, str]] = {
     "antiberty-vl": ("antiberty", "trastuzumab-vl"),
     "sapiens-vh": ("sapiens-vh", "trastuzumab-vh"),
     "sapiens-vl": ("sapiens-vl", "trastuzumab-vl"),
+    "rxnmapper": ("rxnmapper", "reaction"),
+    "rxnfp": ("rxnfp", "reaction"),
 }
 #: Exact CDR3 windows: entry -> (model, context, 1-based sites).
 WINDOWS: dict[str, tuple[str, str, str]] = {
@@ -67,14 +70,22 @@ WINDOWS: dict[str, tuple[str, str, str]] = {
     "sapiens-vh-cdr3-4": ("sapiens-vh", "trastuzumab-vh", "97-100"),
     "sapiens-vl-cdr3-4": ("sapiens-vl", "trastuzumab-vl", "90-93"),
 }
+#: Exact windows of the reaction models over their alphabet of :data:`domains.FREQUENT`
+#: frequent tokens and the reaction's own (:func:`domains.reaction_window`): entry -> model.
+REACTION_WINDOWS: dict[str, str] = {
+    "rxnmapper-reaction": "rxnmapper",
+    "rxnfp-reaction": "rxnfp",
+}
 #: Temperatures of the windows' search and side-by-side tables.
 TAUS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 #: Temperatures of a full chain's search: from tau = 1, as certify searches (the block of
 #: high-entropy sites is chosen at the first temperature; below 1 the chain is far from any
 #: certificate and a budget spent there is lost to the threshold).
 FULL_TAUS = (1.0, 2.0, 4.0, 8.0)
-#: Model rows of a full chain's search over the grid (the whole sweep).
+#: Model rows of a full chain's search over the grid (the whole sweep), and of the entries
+#: that spend fewer (the reaction models: 54 sites, but 576 tokens a site).
 FULL_BUDGET = 4000
+BUDGETS: dict[str, int] = {"rxnmapper": 1000, "rxnfp": 1000}
 #: Rows of a window's search on its table (a quarter of the 1,200-row table).
 WINDOW_BUDGET = 300
 #: The command that refreshes the section's data.
@@ -123,12 +134,21 @@ def full_chain(model_name: str, context: str, taus: Sequence[float] = FULL_TAUS,
 
 
 def window(model_name: str, context: str, sites: str, taus: Sequence[float] = TAUS,
-           budget: int = WINDOW_BUDGET, seed: int = 0) -> dict:
-    """Weight bound, exact value and searched value on one exact window, side by side."""
+           budget: int = WINDOW_BUDGET, seed: int = 0, frequent: int | None = None) -> dict:
+    """Weight bound, exact value and searched value on one exact window, side by side.
+
+    ``frequent``: the reaction window of :func:`domains.reaction_window` (``context`` must
+    be ``"reaction"``), over its alphabet of ``frequent`` frequent tokens and the reaction's.
+    """
     from glauber.exact.chain import ExactChain
     from glauber.models import resolve_model
 
-    model = resolve_model(f"{model_name}@{context}[{sites}]")
+    if frequent is not None and context != "reaction":
+        raise InvalidParameterError(
+            f"an alphabet of frequent tokens is the reaction models' window; got context "
+            f"{context!r}, use 'reaction' or frequent=None")
+    model = (resolve_model(f"{model_name}@{context}[{sites}]") if frequent is None
+             else domains.reaction_window(model_name, sites, frequent))
     started = time.perf_counter()
     table = ExactChain(model, 1.0).tabulated()
     table_seconds = time.perf_counter() - started
@@ -162,8 +182,9 @@ def window(model_name: str, context: str, sites: str, taus: Sequence[float] = TA
             "C_search_max": float(r.C[off].max()),
             "tmix_weights": w.tmix_bound, "tmix_exact_bound": e.tmix_bound,
         })
+    alphabet = {} if frequent is None else {"alphabet": list(model.labels)}
     return {"kind": "window", "model": model_name, "context": context, "sites": sites,
-            "n": int(model.n), "q": int(model.q), "budget": budget,
+            "n": int(model.n), "q": int(model.q), "budget": budget, **alphabet,
             "table_rows": int(exact.rows), "table_seconds": table_seconds, "rows": rows,
             "brackets": {k: _compact(v.to_dict()) for k, v in brackets.items()}}
 
@@ -193,11 +214,14 @@ def run(out: Path, entries: Sequence[str], log: Callable[[str], None] = print,
         log(f"{name}: running")
         started = time.perf_counter()
         if name in FULL_CHAINS:
-            data = full_chain(*FULL_CHAINS[name], budget=budget)
+            data = full_chain(*FULL_CHAINS[name], budget=BUDGETS.get(name, budget))
         elif name in WINDOWS:
             data = window(*WINDOWS[name], budget=window_budget)
+        elif name in REACTION_WINDOWS:
+            data = window(REACTION_WINDOWS[name], "reaction", domains.REACTION_SITES,
+                          budget=window_budget, frequent=domains.FREQUENT)
         else:
-            known = ", ".join([*FULL_CHAINS, *WINDOWS])
+            known = ", ".join([*FULL_CHAINS, *WINDOWS, *REACTION_WINDOWS])
             raise InvalidParameterError(f"unknown bracket entry {name!r}; choose from {known}")
         data["seconds"] = time.perf_counter() - started
         data["date"] = time.strftime("%Y-%m-%d")
@@ -218,14 +242,14 @@ def refresh(folder: Path, work: Path, log: Callable[[str], Any]) -> None:
     """Compute every entry (the windows first) not yet in ``folder`` (``work`` is not used: the
     entries' JSON is the data itself, and the windows' score tables are cached under
     ``$GLAUBER_CACHE``)."""
-    run(folder, [*WINDOWS, *FULL_CHAINS], log)
+    run(folder, [*WINDOWS, *REACTION_WINDOWS, *FULL_CHAINS], log)
 
 
 def render(folder: Path) -> str:
     """The section's Markdown (below its heading) from the JSON files in ``folder``."""
     data = {p.stem: json.loads(p.read_text()) for p in sorted(Path(folder).glob("*.json"))}
     full = [data[k] for k in FULL_CHAINS if k in data]
-    wins = [data[k] for k in WINDOWS if k in data]
+    wins = [data[k] for k in [*WINDOWS, *REACTION_WINDOWS] if k in data]
     lines = [
         "```",
         COMMAND,
@@ -274,9 +298,14 @@ def render(folder: Path) -> str:
              for d in full]).rstrip("\n"))
         lines.append("")
     if wins:
+        q = next((len(d["alphabet"]) for d in wins if "alphabet" in d), None)
+        chem = "" if q is None else (
+            f"; the reaction windows, marked |A| = {q}, resample 3 sites of the reaction SMILES "
+            f"over an alphabet A of {q} tokens, {q ** 3:,} states, {3 * q * q:,} rows: the "
+            "windows section says what that chain is")
         lines += [
             "**Exact CDR3 windows** (3 sites, every other residue frozen, 8,000 states, one "
-            "score table of 1,200 model rows; 4 sites: 160,000 states, 32,000 rows): the "
+            f"score table of 1,200 model rows; 4 sites: 160,000 states, 32,000 rows{chem}): the "
             "weight bound, the exact value and the searched value side by side. Columns: "
             "spectral radius of C (weights: upper bound "
             "from the head alone; exact: the table, rounding-safe; searched: realised, on "
@@ -286,7 +315,7 @@ def render(folder: Path) -> str:
         lines.append(markdown_table(
             ("window", "tau", "ρ weights", "ρ exact", "ρ searched", "max C weights",
              "max C exact", "max C searched", "proved t_mix (weights / exact)"),
-            [(f"{d['model']} / {d['context']} {d['sites']}", f"{r['tau']:g}",
+            [(_window_name(d), f"{r['tau']:g}",
               _f(r["rho_weights"]), _f(r["rho_exact"]), _f(r["rho_search"]),
               _f(r["C_weights_max"]), _f(r["C_exact_max"]), _f(r["C_search_max"]),
               f"{_f(r['tmix_weights'])} / {_f(r['tmix_exact_bound'])}")
@@ -295,8 +324,8 @@ def render(folder: Path) -> str:
         rows = []
         for d in wins:
             b = d["brackets"]
-            rows.append((f"{d['model']} / {d['context']} {d['sites']}",
-                         _f(b["exact"]["tau_no_cert"], 4), _f(b["search"]["tau_no_cert"], 4),
+            rows.append((_window_name(d), _f(b["exact"]["tau_no_cert"], 4),
+                         _f(b["search"]["tau_no_cert"], 4),
                          _cert(b["exact"]), _cert(b["weights"]), _f(b["exact"]["ratio"]),
                          _f(b["weights"]["ratio"])))
         lines.append(markdown_table(
@@ -306,6 +335,12 @@ def render(folder: Path) -> str:
         lines.append("")
     lines.append(_narrowing(full))
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _window_name(d: dict) -> str:
+    """A window's row label; a reaction window names its alphabet's size."""
+    alphabet = f" (|A| = {len(d['alphabet'])})" if "alphabet" in d else ""
+    return f"{d['model']} / {d['context']} {d['sites']}{alphabet}"
 
 
 def _narrowing(full: Sequence[dict]) -> str:
@@ -335,5 +370,5 @@ def _narrowing(full: Sequence[dict]) -> str:
     )
 
 
-__all__ = ["COMMAND", "FULL_BUDGET", "FULL_CHAINS", "FULL_TAUS", "TAUS", "WINDOWS",
-           "WINDOW_BUDGET", "full_chain", "refresh", "render", "run", "window"]
+__all__ = ["BUDGETS", "COMMAND", "FULL_BUDGET", "FULL_CHAINS", "FULL_TAUS", "REACTION_WINDOWS",
+           "TAUS", "WINDOWS", "WINDOW_BUDGET", "full_chain", "refresh", "render", "run", "window"]

@@ -45,6 +45,7 @@ from glauber.errors import (
     PrecisionError,
 )
 from glauber.exact.chain import ExactChain
+from glauber.experiments import domains
 from glauber.experiments.common import markdown_table
 from glauber.theory.contraction import certify_contraction
 
@@ -68,6 +69,12 @@ WINDOWS: dict[str, tuple[str, str, str, int]] = {
     "antiberty / trastuzumab VL": ("antiberty", "trastuzumab_vl", "QQHYTTPPT", 2),
     "sapiens-vh / trastuzumab VH": ("sapiens-vh", "trastuzumab_vh", "SRWGGDGFYAMDY", 3),
     "sapiens-vl / trastuzumab VL": ("sapiens-vl", "trastuzumab_vl", "QQHYTTPPT", 2),
+}
+#: The exact windows of the reaction models: name -> model, on :data:`domains.REACTION_SITES`
+#: of the shipped reaction over a 22-token alphabet (:func:`domains.reaction_window`).
+REACTION_WINDOWS: dict[str, str] = {
+    "rxnmapper / reaction": "rxnmapper",
+    "rxnfp / reaction": "rxnfp",
 }
 #: Toy chains of the same size (8000 states; the Ising cycle has 2^13 = 8192).
 TOYS = (
@@ -286,7 +293,15 @@ def exact_window(label: str, taus: Sequence[float] = TAUS, cap: int = TMIX_CAP,
     from glauber.mlm_backend.sequences import ANTIBODY_SEQUENCES
 
     model = chain_model(label)
-    if label in WINDOWS:
+    if label in REACTION_WINDOWS:
+        sites = [int(s) for s in model.sites]
+        meta = {"kind": "mlm", "model": REACTION_WINDOWS[label], "chain": "reaction",
+                "sites": sites, "positions": [s + 1 for s in sites],
+                "site_numbering": SITE_NUMBERING,
+                "window": _decode(model, model.default_states()[0]),
+                "chain_length": len(model.context), "alphabet": list(model.labels),
+                "alphabet_mass": domains.alphabet_mass(REACTION_WINDOWS[label], model)}
+    elif label in WINDOWS:
         model_name, chain, _, _ = WINDOWS[label]
         seq, sites = ANTIBODY_SEQUENCES[chain], [int(s) for s in model.sites]
         meta = {"kind": "mlm", "model": model_name, "chain": chain, "sites": sites,
@@ -299,9 +314,12 @@ def exact_window(label: str, taus: Sequence[float] = TAUS, cap: int = TMIX_CAP,
 
 
 def chain_model(label: str) -> Any:
-    """The model of a window of :data:`WINDOWS` (restricted to its sites) or a toy."""
+    """The model of a window of :data:`WINDOWS` or :data:`REACTION_WINDOWS` (restricted to
+    its sites) or a toy."""
     from glauber.mlm_backend.sequences import ANTIBODY_SEQUENCES
 
+    if label in REACTION_WINDOWS:
+        return domains.reaction_window(REACTION_WINDOWS[label])
     if label not in WINDOWS:
         from glauber.models import resolve_model
 
@@ -437,6 +455,7 @@ def render(folder: Path) -> str:
     command, the headline, the rectangle sweep and the exact window table."""
     rect = _load(folder / "rectangles.json")
     exact = _load(folder / "exact.json")
+    whole = _load(folder / "domains.json")
     parts = [f"```\n{COMMAND}\n```\n"]
     if rect:
         rows = rect["rows"]
@@ -468,6 +487,19 @@ def render(folder: Path) -> str:
             rectangle_markdown(rows),
             "\nTimes: " + ", ".join(f"n = {r['length']}: {r['seconds']:.0f} s" for r in rows)
             + ".\n"]
+    if whole:
+        parts += [
+            "### Rectangle test on whole sequences: antibodies and reaction SMILES (tau = 1)\n",
+            "The paper's protocol on the whole sequence, every site free: rectangles drawn "
+            f"uniformly (a state, two sites), replacements uniformly among the model's own top "
+            f"{domains.TOPK} predictions at each site (every other token for 20 amino acids, "
+            f"a real choice among 576 SMILES tokens), {domains.RECTANGLES} rectangles, seed 0 "
+            "(`glauber.experiments.domains.rectangle_entry`). The reaction is the example of "
+            "rxnmapper's README (54 tokens: `--context reaction`); rxnmapper is an ALBERT "
+            "(one layer shared 12 times), rxnfp a BERT, both trained on USPTO reactions. "
+            "Above rounding bound: rectangles whose |δ| exceeds their own float rounding "
+            "bound.\n",
+            domains.rectangles_markdown(whole)]
     if exact:
         parts += [
             "### Exact window chains beside toys of the same size\n",
@@ -491,6 +523,7 @@ def render(folder: Path) -> str:
             "trap (every site its strict argmax) of largest margin Δ* with Theorem 8's bound "
             "q e^(−Δ*/tau) on its one-step escape probability and the exact one, and the mean "
             "|δ| over every rectangle.\n",
+            *_reaction_note(exact["results"]),
             _exact_summary(exact["results"]),
             exact_markdown(exact["results"], exact["cap"]),
             "\nScore-table builds (one per chain, shared by the six temperatures): "
@@ -505,6 +538,32 @@ def render(folder: Path) -> str:
     return "\n".join(parts)
 
 
+def _reaction_note(results: Sequence[dict]) -> list[str]:
+    """The paragraph that says what a reaction window's exact chain is (empty without one)."""
+    chem = [r for r in results if r.get("chain") == "reaction"]
+    if not chem:
+        return []
+    q = len(chem[0]["alphabet"])
+    mass = "; ".join(f"{r['model']} " + ", ".join(f"{m:.3f}" for m in r["alphabet_mass"])
+                     for r in chem)
+    return [
+        f"**Reaction windows** ({', '.join(r['model'] for r in chem)}): positions "
+        f"{_positions(chem[0])} ({chem[0]['window']}: the product's thioether sulfur, the ring "
+        f"carbon it bonds to and its ring closure) of the {chem[0]['chain_length']}-token "
+        f"reaction. Over the full 576-token vocabulary 3 sites hold 576^3 ≈ 1.9e8 states and "
+        "even 2 sites 331,776, so the exact object is another chain: each step picks one of "
+        "the 3 sites uniformly and resamples it from the model's conditional renormalised on "
+        f"an alphabet A of {q} tokens, softmax(s_i(a; x_−i) / tau) over a ∈ A "
+        "(`HFMaskedLM(allowed_tokens=A)`): the Glauber chain of that truncated conditional, "
+        f"{q}^3 = {q ** 3:,} states from a score table of {3 * q * q:,} rows. A is the 20 "
+        "first ordinary tokens of the models' vocab.txt (by their order, the most frequent: "
+        f"{' '.join(chem[0]['alphabet'][:20])}) and the reaction's tokens outside them "
+        f"({' '.join(chem[0]['alphabet'][20:])}), so the frozen rest of the reaction is a "
+        "state. Mass of the full conditional on A at the three sites in the reaction, tau = 1: "
+        f"{mass} (what the truncation leaves out at the start; the chain's other states are "
+        "not checked).\n"]
+
+
 def _load(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
@@ -513,8 +572,9 @@ def _load(path: Path) -> Any:
 def run(out: Path, parts: Sequence[str], lengths: Sequence[int | str], taus: Sequence[float],
         cap: int, log: Callable[[str], Any], rectangles: int = 300,
         refine_cap: int = 150) -> None:
-    """Run the parts (``rectangles``, ``windows``, ``toys``, ``refine``: :func:`refine_tmix` with
-    ``refine_cap``) into ``out`` in the order given;
+    """Run the parts (``rectangles``, ``windows``, ``reactions``: :data:`REACTION_WINDOWS`,
+    ``toys``, ``domains``: the whole-sequence rectangle tests of :mod:`domains`, ``refine``:
+    :func:`refine_tmix` with ``refine_cap``) into ``out`` in the order given;
     every finished item is saved at once, and a rerun skips it."""
     out.mkdir(parents=True, exist_ok=True)
     for part in parts:
@@ -522,12 +582,19 @@ def run(out: Path, parts: Sequence[str], lengths: Sequence[int | str], taus: Seq
             _run_rectangles(out / "rectangles.json", lengths, rectangles, log)
         elif part == "refine":
             refine_tmix(out / "exact.json", refine_cap, log)
-        elif part in ("windows", "toys"):
-            _run_exact(out / "exact.json", list(WINDOWS if part == "windows" else TOYS), taus,
-                       cap, log)
+        elif part in _EXACT_PARTS:
+            _run_exact(out / "exact.json", list(_EXACT_PARTS[part]), taus, cap, log)
+        elif part == "domains":
+            path = out / "domains.json"
+            domains.run_rectangles(_load(path), lambda data: write_json_atomic(path, data), log)
         else:
             raise InvalidParameterError(
-                f"unknown part {part!r}; use rectangles, windows, toys, refine")
+                f"unknown part {part!r}; use rectangles, windows, reactions, toys, domains, "
+                "refine")
+
+
+#: The parts of :func:`run` that compute exact chains, and their labels.
+_EXACT_PARTS = {"windows": WINDOWS, "reactions": REACTION_WINDOWS, "toys": TOYS}
 
 
 def _run_rectangles(path: Path, lengths: Sequence[int | str], rectangles: int,
@@ -558,13 +625,13 @@ def _run_exact(path: Path, labels: Sequence[str], taus: Sequence[float], cap: in
         try:
             res = exact_window(label, taus, cap, lambda s: log("  " + s))
         except Exception as exc:  # a real model that cannot load (e.g. Sapiens not fetched)
-            if label not in WINDOWS:
+            if label not in WINDOWS and label not in REACTION_WINDOWS:
                 raise
             data["missing"].append(f"{label}: {type(exc).__name__}: {exc}")
             log(f"  missing: {exc}")
             continue
         data["results"].append(res)
-        order = [*WINDOWS, *TOYS]
+        order = [*WINDOWS, *REACTION_WINDOWS, *TOYS]
         data["results"].sort(key=lambda r: order.index(r["label"]))
         write_json_atomic(path, data)
 
@@ -573,7 +640,8 @@ def refresh(folder: Path, work: Path, log: Callable[[str], Any]) -> None:
     """Run every part of :func:`run` with its defaults into ``folder`` (``work`` is not used:
     the parts' JSON is the data itself, and the score tables are cached under
     ``$GLAUBER_CACHE``)."""
-    run(folder, ("windows", "rectangles", "toys", "refine"), LENGTHS, TAUS, TMIX_CAP, log)
+    run(folder, ("windows", "rectangles", "toys", "reactions", "domains", "refine"), LENGTHS,
+        TAUS, TMIX_CAP, log)
 
 
 __all__ = ["COMMAND", "LENGTHS", "TAUS", "TOYS", "WINDOWS", "capped_tmix", "chain_model",

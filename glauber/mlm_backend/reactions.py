@@ -29,9 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from glauber.errors import MissingDependencyError, VocabularyError
+from glauber.errors import InvalidParameterError, MissingDependencyError, VocabularyError
 from glauber.mlm_backend.hf_masked_lm import HFMaskedLM
 from glauber.mlm_backend.sequence_model import quiet_transformers
+from glauber.mlm_backend.vocabulary import PLACEHOLDER_TOKEN
 
 #: ``rxnmapper/smiles_utils.py``'s ``SMI_REGEX_PATTERN`` (rxnmapper 0.4.3).
 RXNMAPPER_SMILES_REGEX = (
@@ -107,6 +108,53 @@ def reaction_model_dir(package: ReactionPackage) -> Path:
             f"{package.version}'s {package.folder} there"
         )
     return folder
+
+
+def frequent_tokens(k: int, package: ReactionPackage = RXNMAPPER) -> list[str]:
+    """The first ``k`` ordinary tokens of the package's ``vocab.txt`` (specials and
+    ``[unused]`` slots left out), in the file's order.
+
+    The shipped file (the same 591 lines in rxnmapper 0.4.3 and rxnfp 0.1.0) reads as a
+    list by decreasing frequency in the training reactions (aromatic and aliphatic carbon
+    first, then branches, oxygen, ring closures): ``c C ( ) O 1 2 = N . n 3 F Cl >> ~ - 4
+    [C@H] S`` are its first 20; no corpus counts ship with it to confirm the order.
+
+    Raises
+    ------
+    InvalidParameterError
+        If ``k`` is not in ``2 .. 576``.
+    MissingDependencyError
+        If the package is not installed (:func:`reaction_model_dir`).
+    """
+    lines = (reaction_model_dir(package) / "vocab.txt").read_text().splitlines()
+    ordinary = [t.strip() for t in lines if t.strip() and t.strip() not in
+                SMILES_SPECIALS.values() and not PLACEHOLDER_TOKEN.fullmatch(t.strip())]
+    if not 2 <= k <= len(ordinary):
+        raise InvalidParameterError(
+            f"choose between 2 and {len(ordinary)} frequent tokens, got {k}")
+    return ordinary[:k]
+
+
+def window_alphabet(smiles: str, k: int = 20, package: ReactionPackage = RXNMAPPER) -> list[str]:
+    """A resampling vocabulary (``allowed_tokens``) for an exact window in ``smiles``: the
+    ``k`` most frequent tokens (:func:`frequent_tokens`), then every token of ``smiles``
+    outside them in order of first appearance, so that the frozen rest of the reaction is a
+    state of the chain.
+
+    The model built on it resamples a site from its conditional renormalised on this set:
+    the Glauber chain of that truncated conditional, not of the full 576-token one.
+
+    Examples
+    --------
+    >>> from glauber.mlm_backend.sequences import REACTION_SMILES
+    >>> window_alphabet(REACTION_SMILES)[18:]  # doctest: +SKIP
+    ['[C@H]', 'S', '[O-]', '[K+]']
+    """
+    alphabet = frequent_tokens(k, package)
+    for token in smiles_splitter(package.regex)(smiles):
+        if token not in alphabet:
+            alphabet.append(token)
+    return alphabet
 
 
 def smiles_splitter(regex: str) -> Callable[[str], list[str]]:
@@ -247,9 +295,11 @@ __all__ = [
     "RXNMAPPER",
     "RXNMAPPER_SMILES_REGEX",
     "ReactionPackage",
+    "frequent_tokens",
     "load_rxnfp",
     "load_rxnmapper",
     "reaction_model_dir",
     "smiles_splitter",
     "smiles_tokenizer",
+    "window_alphabet",
 ]

@@ -56,6 +56,10 @@ REACTION_SMILES = "CC(C)S.CN(C)C=O.Fc1cccnc1F.O=C([O-])[O-].[K+].[K+]>>CC(C)Sc1n
 SCEPTR_EXAMPLE_TCR = "TSENNYY/QEAYKQQN/CAHRSAGGGTSYGKLTF/SNHLY/FYNNEI/CASSEFQGDNEQFF"
 #: Name -> TCR of every shipped T-cell receptor (a context of the SCEPTR models).
 TCR_SEQUENCES: dict[str, str] = {"sceptr_example": SCEPTR_EXAMPLE_TCR}
+#: Every sequence a ``--context`` may name: the antibody chains, the TCR and the reaction
+#: (``reaction``).
+SHIPPED_CONTEXTS: dict[str, str] = {**ANTIBODY_SEQUENCES, **TCR_SEQUENCES,
+                                    "reaction": REACTION_SMILES}
 
 #: The 20 standard amino acids in one-letter code, alphabetical (AntiBERTy's token order).
 AMINO_ACIDS = "ACDEFGHIKLMNPQRSTVWY"
@@ -134,6 +138,7 @@ __all__ = [
     "REACTION_SMILES",
     "SCEPTR_EXAMPLE_TCR",
     "TCR_SEQUENCES",
+    "SHIPPED_CONTEXTS",
     "antibody_states",
     "natural_states",
     "PERTUZUMAB_VH",

@@ -79,3 +79,22 @@ def test_the_command_prints_one_screen_and_writes_json(tmp_path, capsys):
     assert [r["tau"] for r in data["rows"]] == [0.5, 2.0]
     assert data["recommendation"][0] in screen
     assert main(["advise", "--model", "ising-cycle:n=4", "--taus", "a,b"]) == 2
+
+
+def test_the_command_passes_the_search_budget_and_rectangles_on(monkeypatch):
+    import glauber.certify.advice as advice_module
+    from glauber.certify import Settings
+
+    seen = []
+
+    def fake(model, taus, **kw):
+        seen.append(kw)
+        raise InvalidParameterError("stop here")
+
+    monkeypatch.setattr(advice_module, "advise", fake)
+    assert main(["advise", "--model", "ising-cycle:n=4", "--search-budget", "7",
+                 "--rectangles", "3"]) == 2
+    assert main(["advise", "--model", "ising-cycle:n=4"]) == 2
+    assert (seen[0]["search_budget"], seen[0]["n_rectangles"]) == (7, 3)
+    assert (seen[1]["search_budget"], seen[1]["n_rectangles"]) == (
+        Settings().search_budget, Settings().n_rectangles)
