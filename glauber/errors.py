@@ -140,6 +140,15 @@ class StepLimitError(ConvergenceError):
         self.steps = steps
 
 
+class StationaryResidualError(ConvergenceError):
+    """A solved stationary law missed its residual tolerance ``||pi P - pi||_1`` (a slow,
+    metastable chain): refused rather than reported; ``residual`` is the best one reached."""
+
+    def __init__(self, message: str, residual: float) -> None:
+        super().__init__(message)
+        self.residual = residual
+
+
 class PrecisionError(GlauberError, ArithmeticError):
     """Double precision cannot resolve the requested quantity (underflow, a gap below rounding).
 
@@ -228,6 +237,7 @@ __all__ = [
     "OutputPathError",
     "ResumeMismatchError",
     "ConvergenceError",
+    "StationaryResidualError",
     "StepLimitError",
     "PrecisionError",
     "GapBelowFloorError",

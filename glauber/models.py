@@ -38,10 +38,10 @@ from glauber.toy_models.specs import parse_toy_spec, toy_presets
 DEFAULT_MLM_LENGTH = 20
 #: Separates a model name from its context in a window specification (``model@context[sites]``).
 CONTEXT_SEPARATOR = "@"
-#: Most states of a window chain that ``glauber certify`` makes exact (``q**k``; 160,000 = 4
-#: sites x 20 amino acids fits): :data:`glauber.certify.exact.EXACT_WINDOW_MAX_STATES`, repeated
-#: here because importing the certify package imports every estimator.
-EXACT_WINDOW_MAX_STATES = 160_000
+#: Most states of a window chain that ``glauber certify`` makes exact (``q**k``; 3,200,000 = 5
+#: sites x 20 amino acids fits, matrix-free): :data:`glauber.certify.exact.EXACT_WINDOW_MAX_STATES`,
+#: repeated here because importing the certify package imports every estimator.
+EXACT_WINDOW_MAX_STATES = 3_200_000
 #: Most states of the exact chains of the experiments that evaluate every state at many
 #: temperatures (``alpha-curve``, ``joints``): 8,000 = 3 sites x 20 amino acids fits.
 EXACT_SWEEP_MAX_STATES = 8192

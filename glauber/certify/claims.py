@@ -79,7 +79,8 @@ def _incompatibility_claim(r: RectangleTestResult, exact: ExactValues | None) ->
             "Theorem 3 does not apply (the stationary law is not a joint the model defines, and "
             "the chain need not be reversible)"
         )
-    elif exact is not None and exact.rectangles.max_abs_delta == 0.0:
+    elif (exact is not None and exact.rectangles is not None
+          and exact.rectangles.max_abs_delta == 0.0):
         certifies = (
             f"compatible as far as rectangles can tell: every one of the "
             f"{exact.rectangles.count} rectangles of the chain has delta = 0"
@@ -90,7 +91,7 @@ def _incompatibility_claim(r: RectangleTestResult, exact: ExactValues | None) ->
             "sample cannot prove compatibility"
         )
     extra = {}
-    if exact is not None:
+    if exact is not None and exact.rectangles is not None:
         extra = {"exact": exact.rectangles.max_abs_delta}
     return Claim(
         key=ClaimKey.PROPOSITION4.value,
@@ -102,7 +103,7 @@ def _incompatibility_claim(r: RectangleTestResult, exact: ExactValues | None) ->
         caveat=f"each |delta| is compared with a bound on its own rounding error (largest "
         f"{r.max_error_bound:.3g}, {r.precision}); one-sided p-value of mean |delta| above it: "
         f"{_fmt(r.p_value_abs)}"
-        + ("" if exact is None else
+        + ("" if exact is None or exact.rectangles is None else
            f"; over all {exact.rectangles.count} rectangles of the exact chain, max |delta| = "
            f"{exact.rectangles.max_abs_delta:.4g}"),
         rigorous=found,

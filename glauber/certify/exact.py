@@ -20,8 +20,11 @@ from glauber.core.arrays import JsonResult
 from glauber.errors import BracketOnlyError, PrecisionError, StepLimitError
 from glauber.exact.chain import ExactChain
 from glauber.exact.rectangles import RectangleSummary
+from glauber.exact.sparse import stationary_tv_error_bound
 from glauber.exact.spectral import GAP_RTOL, spectral_tmix_lower_bound
 from glauber.exact.unavailable import Attempts
+from glauber.exact.window import WINDOW_MAX_STATES, state_tokens
+from glauber.exact.window_chain import WindowChain
 from glauber.theory.contraction import ContractionCertificate, certify_contraction
 from glauber.theory.escape import theorem8_escape_bound
 
@@ -29,10 +32,12 @@ from glauber.theory.escape import theorem8_escape_bound
 #: the Ising cycle of 13 spins).
 EXACT_MAX_STATES = 8192
 #: Largest window (a model restricted to some sites, :func:`glauber.core.restrict`) that
-#: :func:`certify` makes exact by default, and the most states ``exact=True`` accepts: 4 sites
-#: of 20 amino acids, 160,000 states from a 32,000-row score table (``t_mix`` then bracketed:
-#: :attr:`ExactValues.tmix_upper`).
-EXACT_WINDOW_MAX_STATES = 160_000
+#: :func:`certify` makes exact by default (when its matrix-free chain fits in memory), and the
+#: most states ``exact=True`` accepts: 5 sites of 20 amino acids, 3,200,000 states from an
+#: 800,000-row score table (:data:`glauber.exact.window.WINDOW_MAX_STATES`; above ``2**20``
+#: states the chain is :class:`~glauber.exact.window_chain.WindowChain`; ``t_mix`` is
+#: bracketed above 65,536 states: :attr:`ExactValues.tmix_upper`).
+EXACT_WINDOW_MAX_STATES = WINDOW_MAX_STATES
 #: Steps after which the exact worst-start ``t_mix`` stops stepping the point masses of every
 #: start, on chains that are stepped (above the dense limit of 4,096 states, where the kernel
 #: does not factor: :attr:`~glauber.toy_models.ExactChain.factored`; a window of ``k < q / 2``
@@ -40,6 +45,8 @@ EXACT_WINDOW_MAX_STATES = 160_000
 #: stepped chain would otherwise step for hours; beyond the limit ``tmix`` is None and
 #: ``tmix_lower`` bounds it from below.
 EXACT_TMIX_MAX_STEPS = 500
+#: How a note of :class:`ExactValues` that states an accuracy (not a failure) begins.
+ACCURACY_NOTE = "stationary law:"
 #: States of largest stationary mass, and perfect traps of largest margin, kept in a certificate.
 TOP_STATES = 10
 
@@ -106,8 +113,9 @@ class ExactValues(JsonResult):
         The perfect trap with the largest margin over all states, its margin, Theorem 8's bound
         ``|V| e^{-Delta*/tau}`` on its escape probability, the exact escape probability and its
         log stationary mass (None without a perfect trap).
-    rectangles : RectangleSummary
-        ``|delta|`` over every rectangle (Proposition 4: all 0 for a joint law).
+    rectangles : RectangleSummary or None
+        ``|delta|`` over every rectangle (Proposition 4: all 0 for a joint law); None on the
+        matrix-free path (``n (n-1)/2 (q-1)^2 q^n`` rectangles: 1.2e10 for 5 amino acids).
     notes : tuple of str
         What could not be computed, and why.
     tmix_lower : int or None
@@ -144,7 +152,7 @@ class ExactValues(JsonResult):
     best_trap_escape_bound: float | None
     best_trap_exact_escape: float | None
     best_trap_log_mass: float | None
-    rectangles: RectangleSummary
+    rectangles: RectangleSummary | None
     notes: tuple[str, ...] = ()
     tmix_lower: int | None = None
     tmix_upper: int | None = None
@@ -179,6 +187,8 @@ def exact_values(
     NonPositiveConditionalError, NonFiniteScoresError
         If the chain itself cannot be built (its conditionals are not all positive and finite).
     """
+    if isinstance(chain, WindowChain):
+        return window_values(chain, eps, trap_state)
     attempt = Attempts()
     notes = attempt.notes
 
@@ -236,6 +246,97 @@ def exact_values(
     )
 
 
+def window_values(chain: WindowChain, eps: float, trap_state: np.ndarray | None = None
+                  ) -> ExactValues:
+    """:func:`exact_values` of a matrix-free chain (a window of 5 amino acids).
+
+    Exact: the influence matrix and its corrected Theorem 5 certificate, the perfect traps
+    (margins and escape probabilities from the compact table). From the solved stationary law
+    (normwise accurate; its residual and TV error bound are in ``notes``): the mode, the top
+    states, the traps' masses, reversibility, and the starts of the rigorous ``t_mix`` bracket
+    (:meth:`~glauber.exact.window_chain.WindowChain.mixing_bracket`). Not computed: the gap (no
+    proved gap of a non-reversible chain; ``spectral_estimate()`` gives an Arnoldi estimate),
+    the rectangles (``1.2e10`` of them).
+
+    Raises
+    ------
+    StationaryResidualError
+        If the stationary law misses its residual tolerance (a metastable window): nothing
+        of it is reported; the rigorous bracket's upper end stands without it.
+    """
+    attempt = Attempts()
+    notes = attempt.notes
+    C, error = chain.influence_matrix(), chain.influence_rounding()
+    contraction = certify_contraction(C, eps, entry_error=error)
+    found = chain.window_stationary()
+    pi = found.solution.pi
+    quarter = certify_contraction(C, 0.25, entry_error=error).best_bound
+    notes.append(f"{ACCURACY_NOTE} {found.accuracy}; here ||pi~ - pi||_TV <= "
+                 f"{stationary_tv_error_bound(found.solution.residual_l1, quarter):.2g}"
+                 + ("" if math.isfinite(quarter) else " (no t_mix(1/4) bound: C has no "
+                    "certificate)"))
+    notes.append("spectral gap: not proved on the matrix-free path (a non-reversible chain; "
+                 "WindowChain.spectral_estimate() gives an Arnoldi estimate)")
+    notes.append(f"rectangles: not enumerated ({chain.num_states:,} states; Proposition 4 "
+                 "is sampled by the rectangles stage)")
+    bracket = chain.mixing_bracket(eps)
+    with np.errstate(divide="ignore"):
+        log_pi = np.log(pi)
+    mode = int(np.argmax(pi))
+    log_mass = None if trap_state is None else float(log_pi[int(chain.index_of(trap_state))])
+    trap, traps = _window_traps(chain, log_pi)
+    top = np.argsort(-pi, kind="stable")[:TOP_STATES]
+    tokens = state_tokens(top, chain.n, chain.q)
+    exact = bracket.exact
+    return ExactValues(
+        num_states=chain.num_states, contraction=contraction, tmix=exact,
+        tmix_lower=bracket.lower if exact is None else exact,
+        tmix_upper=bracket.upper if exact is None else exact,
+        relaxation_time=None, absolute_gap=None,
+        reversible=attempt("reversibility", chain.is_reversible),
+        trap_mass=None if log_mass is None else math.exp(log_mass), log_trap_mass=log_mass,
+        mode_state=tuple(int(v) for v in state_tokens(mode, chain.n, chain.q)),
+        max_stationary_mass=float(pi[mode]), **trap, rectangles=None, notes=tuple(notes),
+        top_states=tuple(StateMass(tuple(int(v) for v in row), float(log_pi[k]))
+                         for row, k in zip(tokens, top)),
+        traps=traps)
+
+
+def _window_traps(chain: WindowChain, log_pi: np.ndarray) -> tuple[dict, tuple[Trap, ...]]:
+    """:func:`_best_trap` from the compact table: each class's margin ``s(a) - max_{b != a}
+    s(b)`` and move mass ``sum_{b != a} p(b)`` per token, laid out over the states."""
+    scores, p, op = chain.compact_scores(), chain.compact_conditionals(), chain.operator()
+    state_min = np.full(chain.num_states, np.inf)
+    leave = np.zeros(chain.num_states)
+    for s in range(chain.n):
+        top2 = np.sort(scores[s], axis=1)[:, -2:]
+        best = np.argmax(scores[s], axis=1)
+        is_best = np.arange(chain.q)[None, :] == best[:, None]
+        margin = scores[s] - np.where(is_best, top2[:, :1], top2[:, 1:])
+        moves = np.stack([p[s, :, :a].sum(axis=1) + p[s, :, a + 1:].sum(axis=1)
+                          for a in range(chain.q)], axis=1)
+        a, _, c = op.site_shape(s)
+        np.minimum(state_min, margin.reshape(a, c, chain.q).transpose(0, 2, 1).ravel(),
+                   out=state_min)
+        leave += moves.reshape(a, c, chain.q).transpose(0, 2, 1).ravel() / chain.n
+    perfect = state_min > 0
+    ranked = np.argsort(-np.where(perfect, state_min, -np.inf), kind="stable")[
+        :min(TOP_STATES, int(perfect.sum()))]
+    tokens = state_tokens(ranked, chain.n, chain.q)
+    traps = tuple(Trap(tuple(int(v) for v in row), float(state_min[k]),
+                       theorem8_escape_bound(chain.q, float(state_min[k]), chain.tau),
+                       float(leave[k]), float(log_pi[k])) for row, k in zip(tokens, ranked))
+    out = dict(perfect_traps=int(perfect.sum()), best_trap_state=None, best_trap_delta_star=None,
+               best_trap_escape_bound=None, best_trap_exact_escape=None,
+               best_trap_log_mass=None)
+    if traps:
+        best = traps[0]
+        out.update(best_trap_state=best.state, best_trap_delta_star=best.delta_star,
+                   best_trap_escape_bound=best.escape_bound,
+                   best_trap_exact_escape=best.exact_escape, best_trap_log_mass=best.log_mass)
+    return out, traps
+
+
 def _gap_error(chain: ExactChain, gap: float) -> float:
     """How far above ``gap`` the chain's true gap may lie: the rigorous ``gap_upper`` of its
     spectral estimate where it has one (Lanczos on a large reversible chain: its rounding can
@@ -288,5 +389,6 @@ def _best_trap(chain: ExactChain, log_pi: np.ndarray) -> tuple[dict, tuple[Trap,
     return out, traps
 
 
-__all__ = ["EXACT_MAX_STATES", "EXACT_TMIX_MAX_STEPS", "EXACT_WINDOW_MAX_STATES", "TOP_STATES",
-           "ExactValues", "StateMass", "Trap", "exact_values", "spectral_tmix_lower_bound"]
+__all__ = ["ACCURACY_NOTE", "EXACT_MAX_STATES", "EXACT_TMIX_MAX_STEPS", "EXACT_WINDOW_MAX_STATES",
+           "TOP_STATES", "ExactValues", "StateMass", "Trap", "exact_values",
+           "spectral_tmix_lower_bound", "window_values"]

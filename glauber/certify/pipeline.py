@@ -29,6 +29,8 @@ from glauber.certify.certificate import (
     software_versions,
 )
 from glauber.certify.exact import EXACT_MAX_STATES, EXACT_WINDOW_MAX_STATES
+from glauber.exact.sparse import SPARSE_MAX_STATES
+from glauber.exact.window import matrix_free, window_fits
 from glauber.certify.stage_run import StageRun, stream
 from glauber.certify.stages import build_claims
 from glauber.core.conditionals import answers_on_host, host_states
@@ -88,10 +90,13 @@ def certify(
     exact : bool, optional
         Build the exact chain; default when ``q ** n <= EXACT_MAX_STATES`` (8192), or for a
         window (a model with ``sites``: :func:`glauber.core.restrict`) when ``q ** n <=
-        EXACT_WINDOW_MAX_STATES`` (160,000: 4 amino acids), the most ``exact=True`` accepts.
+        EXACT_WINDOW_MAX_STATES`` (3,200,000: 5 amino acids; above ``2**20`` states only when
+        the matrix-free chain fits in memory, :func:`glauber.exact.window.window_fits`), the
+        most ``exact=True`` accepts.
     max_exhaustive_states : int
         Largest ``q ** n`` an exhaustive run enumerates (left at its default, an exact chain's
-        influences are enumerated at any size it accepts: they are read from its table).
+        influences are enumerated at any size up to ``2**20`` states: they are read from its
+        table; a 5-site window's other stages sample, its exact values come from the chain).
     progress : callable or tqdm, optional
         ``progress(stage, rows_done, rows_total)`` after every model call, or a tqdm bar.
     device : str
@@ -199,9 +204,12 @@ def _prepare(
     exact_asked = exact
     if exact is None:
         window = getattr(model, "sites", None) is not None
-        exact = num_states <= (EXACT_WINDOW_MAX_STATES if window else EXACT_MAX_STATES)
+        exact = num_states <= (EXACT_WINDOW_MAX_STATES if window else EXACT_MAX_STATES) and (
+            num_states <= SPARSE_MAX_STATES
+            or (matrix_free(model.n, model.q) and window_fits(model.n, model.q)))
     if exact and max_exhaustive_states == EXACT_MAX_STATES:  # the default: the chain's table
-        max_exhaustive_states = max(max_exhaustive_states, num_states)  # answers every query
+        max_exhaustive_states = max(max_exhaustive_states,  # answers every query; the other
+                                    min(num_states, SPARSE_MAX_STATES))  # stages sample above
     if settings.exhaustive and num_states > max_exhaustive_states:
         raise StateSpaceTooLargeError(
             f"exhaustive=True needs q**n = {_count(model.q, model.n)} states, over "

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from glauber.certify.certificate import Certificate
+from glauber.certify.exact import ACCURACY_NOTE
 from glauber.certify.verdict import state_text
 
 _WIDTH = 34
@@ -129,7 +130,7 @@ def _incompatibility_section(cert: Certificate) -> list[str]:
         _row("p-value: signed t / Wilcoxon", r.p_value_t, r.p_value_wilcoxon),
         _row("above their rounding bound", f"{r.n_above_bound} / {r.n_rectangles}",
              f"(largest bound {r.max_error_bound:.3g}, {r.precision})"),
-        *([] if cert.exact is None else [
+        *([] if cert.exact is None or cert.exact.rectangles is None else [
             _row("every rectangle of the chain", cert.exact.rectangles.count,
                  f"max |delta| {_num(cert.exact.rectangles.max_abs_delta)}, mean "
                  f"{_num(cert.exact.rectangles.mean_abs_delta)}")]),
@@ -207,7 +208,8 @@ def _exact_section(cert: Certificate) -> list[str]:
             _row("its escape: Theorem 8 bound, exact", bound, e.best_trap_exact_escape,
                  "(vacuous)" if bound is not None and bound >= 1 else ""),
         ]
-    out += [_row("not computed", note) for note in e.notes]
+    out += [_row("accuracy" if note.startswith(ACCURACY_NOTE) else "not computed", note)
+            for note in e.notes]
     return out
 
 

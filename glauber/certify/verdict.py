@@ -256,7 +256,7 @@ def _compatibility(cert: Certificate) -> str:
         return (f"no, proved: {r.n_above_bound} of {r.n_rectangles} rectangles have |delta| above "
                 "rounding, so no joint law has them (Proposition 4)")
     e = cert.exact
-    if e is not None and e.rectangles.max_abs_delta == 0.0:
+    if e is not None and e.rectangles is not None and e.rectangles.max_abs_delta == 0.0:
         return (f"yes as far as rectangles tell, known exactly: all {e.rectangles.count:,} "
                 "rectangles of the chain have delta = 0 (Proposition 4)")
     return (f"not known: none of {r.n_rectangles} sampled rectangles is above its rounding bound, "
@@ -298,9 +298,10 @@ def _known(cert: Certificate) -> list[str]:
     if e.reversible is not None:
         out.append("detailed balance " + ("holds (a reversible chain)" if e.reversible else
                                           "fails (the chain is not reversible)"))
-    out.append(f"rectangles: max |delta| = {_g(e.rectangles.max_abs_delta)} over all "
-               f"{e.rectangles.count:,} rectangles of the chain (mean "
-               f"{_g(e.rectangles.mean_abs_delta)})")
+    if e.rectangles is not None:
+        out.append(f"rectangles: max |delta| = {_g(e.rectangles.max_abs_delta)} over all "
+                   f"{e.rectangles.count:,} rectangles of the chain (mean "
+                   f"{_g(e.rectangles.mean_abs_delta)})")
     return out
 
 

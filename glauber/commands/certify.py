@@ -60,8 +60,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--exact", action=argparse.BooleanOptionalAction, default=None,
                         help="compute the exact chain (transition matrix, stationary law, "
                         f"t_mix, gap, exact C and Delta) and run every stage on it; default: "
-                        f"for a window (--sites) when q**n <= {EXACT_WINDOW_MAX_STATES:,} (4 "
-                        "sites of 20 amino acids; t_mix is then bracketed), for another model "
+                        f"for a window (--sites) when q**n <= {EXACT_WINDOW_MAX_STATES:,} (5 "
+                        "sites of 20 amino acids, matrix-free when it fits in memory; t_mix is "
+                        "then bracketed), for another model "
                         "when q**n <= 8,192; --exact above the window limit is an error, "
                         "--no-exact samples")
     parser.add_argument("--dry-run", action="store_true",
@@ -207,25 +208,35 @@ def table_plan_text(model: Any, device: str = "cpu") -> str:
     (:func:`glauber.exact.table_shards.table_plan`) and whether ``certify`` builds it by
     default, with ``--exact``, or not at all."""
     from glauber.certify import EXACT_MAX_STATES, EXACT_WINDOW_MAX_STATES
+    from glauber.core.memory import available_memory, human_bytes
     from glauber.exact.score_table import table_folder
     from glauber.exact.sparse import SPARSE_MAX_STATES
     from glauber.exact.table_shards import plan_rates, table_plan
+    from glauber.exact.window import WINDOW_MAX_STATES, matrix_free, window_bytes
 
     rates, notes = plan_rates(os.cpu_count() or 1)
     plan = table_plan(model, table_folder(model), rates=rates, rate_notes=notes)
     states = int(model.q) ** int(model.n)
     limit = EXACT_WINDOW_MAX_STATES if getattr(model, "sites", None) is not None else (
         EXACT_MAX_STATES)
-    if states <= limit:
-        when = f"certify builds it by default ({states:,} states <= {limit:,})"
-    elif states <= EXACT_WINDOW_MAX_STATES:
-        when = f"certify builds it with --exact ({states:,} states)"
-    elif states <= SPARSE_MAX_STATES:
-        when = (f"{states:,} states > {EXACT_WINDOW_MAX_STATES:,}: certify samples; the exact "
-                "chain (glauber.exact.ExactChain) takes it")
+    free = available_memory()
+    free_path = matrix_free(model.n, model.q) and states <= WINDOW_MAX_STATES
+    fits = free is None or window_bytes(model.n, model.q) <= free
+    matrix_note = (f"; above the sparse limit of {SPARSE_MAX_STATES:,} the exact chain is "
+                   f"matrix-free (about {human_bytes(window_bytes(model.n, model.q))} planned"
+                   + ("" if free is None else f", {human_bytes(free)} available") + ")"
+                   if free_path else "")
+    if states <= limit and (states <= SPARSE_MAX_STATES or (free_path and fits)):
+        when = f"certify builds it by default ({states:,} states <= {limit:,}{matrix_note})"
+    elif free_path and not fits:
+        when = (f"{states:,} states: certify samples, the matrix-free exact chain does not fit "
+                f"in the memory available now{matrix_note}")
+    elif states <= SPARSE_MAX_STATES or free_path:
+        when = f"certify builds it with --exact ({states:,} states{matrix_note})"
     else:
         when = (f"{states:,} states: beyond the exact chain's sparse limit of "
-                f"{SPARSE_MAX_STATES:,}; the table alone can be built")
+                f"{SPARSE_MAX_STATES:,} and its matrix-free limit of {WINDOW_MAX_STATES:,} "
+                "(fewer sites than tokens: 5 of 20); the table alone can be built")
     where = "" if device == "cpu" else f" (this run would use {device}: see the gpu line)"
     return "\n".join([plan.summary(), f"  {when}{where}", "  nothing computed (--dry-run)"])
 

@@ -12,7 +12,9 @@ model, context and sites, on disk); :class:`CountChain` is the exact lumped chai
 its symmetrisation, the joint stationary law; ``krylov``: Lanczos and Arnoldi gaps with their
 labels, :class:`SpectralEstimate`; ``brackets``: rigorous ``t_mix`` brackets,
 :class:`MixingBracket`), and ``symmetry`` lumps a chain on the orbits of its automorphisms
-(:class:`OrbitChain`). The algorithms take any transition matrix; the models live in
+(:class:`OrbitChain`). Above ``2**20`` states, up to ``20^5`` (5 amino acids), the paper's
+kernel is matrix-free from its compact table (``window``, :class:`WindowChain`). The
+algorithms take any transition matrix; the models live in
 :mod:`glauber.toy_models`, real models in :mod:`glauber.mlm_backend`.
 """
 
@@ -25,6 +27,7 @@ from glauber.exact.scan_chain import ScanChain
 from glauber.exact.score_table import TabulatedModel, score_table, table_queries
 from glauber.exact.stationary import gth_stationary, stationary_distribution
 from glauber.exact.symmetry import OrbitChain
+from glauber.exact.window_chain import WindowChain
 
 __all__ = [
     "ScanChain",
@@ -34,6 +37,7 @@ __all__ = [
     "OrbitChain",
     "SpectralEstimate",
     "TabulatedModel",
+    "WindowChain",
     "distance_curve",
     "gth_stationary",
     "mixing_time",

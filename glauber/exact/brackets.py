@@ -376,15 +376,25 @@ def influence_upper_claim(certificate: ContractionCertificate, subject: str) -> 
         entry_error=certificate.entry_error)
 
 
-def start_distances(P: sp.csr_matrix, pi: np.ndarray, starts: np.ndarray, eps: float,
+def _stepper(P: Any) -> tuple[Any, int, int]:
+    """``(mu -> mu P on columns, S, k)`` of a CSR kernel, or of a matrix-free one with
+    ``left``, ``S`` and ``terms`` (:class:`glauber.exact.window.WindowOperator`); ``k`` bounds
+    the products summed into one entry (the ``gamma_k`` of a step's rounding)."""
+    if sp.issparse(P):
+        Pt = sp.csr_matrix(P.T)
+        return (lambda mu: Pt @ mu), P.shape[0], int(np.diff(sp.csr_matrix(P).indptr).max())
+    return P.left, int(P.S), int(P.terms)
+
+
+def start_distances(P: Any, pi: np.ndarray, starts: np.ndarray, eps: float,
                     max_steps: int, max_abs_log_p: float = 0.0) -> np.ndarray:
     """``max_x ||P^t(x, .) - pi||_TV`` over the given starts, for ``t = 0, 1, ...`` until it
     is at most ``eps`` (or ``max_steps``), each lowered by the stepping's rounding (``t`` times
     a step's, ``8 u (1 + max |log p|)`` per row and the products' ``gamma_k``, plus the sums'
-    ``gamma_S``): a rigorous lower bound on ``d(t)`` given ``pi``."""
-    S = P.shape[0]
-    Pt = sp.csr_matrix(P.T)
-    per_step = 8.0 * _U * (1.0 + max_abs_log_p) + _gamma(int(np.diff(P.indptr).max()))
+    ``gamma_S``): a rigorous lower bound on ``d(t)`` given ``pi``. ``P`` is a CSR kernel or a
+    matrix-free one (:class:`glauber.exact.window.WindowOperator`)."""
+    step, S, k = _stepper(P)
+    per_step = 8.0 * _U * (1.0 + max_abs_log_p) + _gamma(k)
     mu = np.zeros((S, len(starts)), dtype=np.float64)
     mu[np.asarray(starts, dtype=np.int64), np.arange(len(starts))] = 1.0
     out = []
@@ -393,11 +403,11 @@ def start_distances(P: sp.csr_matrix, pi: np.ndarray, starts: np.ndarray, eps: f
         out.append(max(float(tv.max()) - t * per_step - _gamma(S), 0.0))
         if out[-1] <= eps:
             break
-        mu = Pt @ mu
+        mu = step(mu)
     return np.array(out)
 
 
-def starts_bracket(P: sp.csr_matrix, pi: np.ndarray, starts: np.ndarray, eps: float,
+def starts_bracket(P: Any, pi: np.ndarray, starts: np.ndarray, eps: float,
                    subject: str, residual_l1: float | None = None, t_quarter: float = math.inf,
                    max_steps: int = DEFAULT_BRACKET_STEPS,
                    max_abs_log_p: float = 0.0) -> Claim:
@@ -413,7 +423,7 @@ def starts_bracket(P: sp.csr_matrix, pi: np.ndarray, starts: np.ndarray, eps: fl
     eps = check_eps(eps)
     max_steps = check_positive_int(max_steps, "max_steps")
     distances = start_distances(P, pi, starts, eps, max_steps, max_abs_log_p)
-    pi_error = _gamma(P.shape[0]) * 4
+    pi_error = _gamma(pi.shape[0]) * 4
     if residual_l1 is not None:
         pi_error += stationary_tv_error_bound(residual_l1, t_quarter)
     above = np.flatnonzero(distances - pi_error > eps)

@@ -41,7 +41,7 @@ from glauber.errors import (
     StateSpaceTooLargeError,
     VocabularyError,
 )
-from glauber.exact import kernels, mixing, sparse
+from glauber.exact import kernels, mixing, sparse, window
 from glauber.exact.chain_basins import BasinQueries
 from glauber.exact.chain_mixing import MixingQueries
 from glauber.exact.chain_spectrum import SpectrumQueries
@@ -59,9 +59,12 @@ class ExactChain(StationaryQueries, MixingQueries, SpectrumQueries, BasinQueries
         A model with ``n`` sites and ``q`` tokens (toy models answer in float64 numpy).
     tau : float
         Temperature, finite and > 0 (``tau = 1 / beta`` for the Ising heat bath).
-    max_states : int
+    max_states : int, optional
         Refuse state spaces with more than this many states (default
-        :data:`~glauber.exact.sparse.SPARSE_MAX_STATES`, ``2**20``: the sparse path).
+        :data:`~glauber.exact.sparse.SPARSE_MAX_STATES`, ``2**20``: the sparse path). Above
+        ``2**20`` states the paper's kernel over more tokens than sites is the matrix-free
+        :class:`~glauber.exact.window_chain.WindowChain` that ``ExactChain(...)`` returns, up to
+        :data:`~glauber.exact.window.WINDOW_MAX_STATES` (``20^5``) by default.
     batch_size : int
         Most rows per :meth:`scores` call of the model while the score table is built (host
         numpy models, :class:`~glauber.core.site_model.SiteScoreModel`, use at least
@@ -123,25 +126,36 @@ class ExactChain(StationaryQueries, MixingQueries, SpectrumQueries, BasinQueries
     #: ``__init__``), so that ``ExactChain(..., kernel=...)`` returns it without this module
     #: importing the module above it.
     _SCAN_CLASSES: dict[str, type] = {}
+    #: The matrix-free chain of the paper's kernel above
+    #: :data:`~glauber.exact.sparse.SPARSE_MAX_STATES` states, registered the same way
+    #: (:class:`glauber.exact.window_chain.WindowChain`, ``matrix_free=True``).
+    _MATRIX_FREE: list[type] = []
 
-    def __init_subclass__(cls, scans: tuple[str, ...] = (), **kwargs: Any) -> None:
+    def __init_subclass__(cls, scans: tuple[str, ...] = (), matrix_free: bool = False,
+                          **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         for scan in scans:
             ExactChain._SCAN_CLASSES[scan] = cls
+        if matrix_free:
+            ExactChain._MATRIX_FREE[:] = [cls]
 
     def __new__(cls, *args: Any, kernel: str | KernelSpec = "random",
                 epsilon: float | None = None, **kwargs: Any) -> "ExactChain":
         if cls is ExactChain:
-            scan = check_kernel(kernel, epsilon).scan
-            if scan != "random":
-                return super().__new__(ExactChain._SCAN_CLASSES[scan])
+            spec = check_kernel(kernel, epsilon)
+            if spec.scan != "random":
+                return super().__new__(ExactChain._SCAN_CLASSES[spec.scan])
+            model = args[0] if args else kwargs.get("model")
+            if (spec.is_plain and ExactChain._MATRIX_FREE and model is not None
+                    and window.matrix_free(int(model.n), int(model.q))):
+                return super().__new__(ExactChain._MATRIX_FREE[0])
         return super().__new__(cls)
 
     def __init__(
         self,
         model: ConditionalModel,
         tau: float,
-        max_states: int = sparse.SPARSE_MAX_STATES,
+        max_states: int | None = None,
         batch_size: int = DEFAULT_BATCH_SIZE,
         cache: bool | str | Path | None = None,
         progress: Callable[[int, int], Any] | None = None,
@@ -155,7 +169,8 @@ class ExactChain(StationaryQueries, MixingQueries, SpectrumQueries, BasinQueries
         self.model = model
         self.n = int(model.n)
         self.q = int(model.q)
-        self.num_states = sparse.check_sparse_size(self.n, self.q, max_states)
+        self.num_states = sparse.check_sparse_size(
+            self.n, self.q, sparse.SPARSE_MAX_STATES if max_states is None else max_states)
         self.batch_size = check_positive_int(batch_size, "batch_size")
         self.cache = cache
         self.progress = progress

@@ -291,12 +291,15 @@ def smallest_eigenvalue(A: sp.csr_matrix, seed: int = 0) -> float:
     return float(theta[0])
 
 
-def arnoldi_gap_estimate(P: sp.csr_matrix, pi: np.ndarray | None = None, seed: int = 0,
-                         k: int = 6, tol: float = 1e-12) -> SpectralEstimate:
+def arnoldi_gap_estimate(P: sp.csr_matrix | spla.LinearOperator, pi: np.ndarray | None = None,
+                         seed: int = 0, k: int = 6, tol: float = 1e-12) -> SpectralEstimate:
     """``1 - max{|lambda| : lambda != 1}`` of a (non-reversible) chain by Arnoldi: an ESTIMATE.
 
     ARPACK's ``eigs`` on ``P^T`` for the ``k`` eigenvalues of largest modulus; with ``pi`` the
     unit eigenvalue is deflated (``P^T - pi 1^T``), else the Ritz value closest to 1 is dropped.
+    ``P`` is a matrix, or a :class:`scipy.sparse.linalg.LinearOperator` that applies
+    ``v -> P^T v`` (matrix-free: the factor ``M = B A`` of a window,
+    :meth:`glauber.exact.window_chain.WindowChain.spectral_estimate`).
     No bound is attached: for a non-normal matrix a small residual does not make a Ritz value
     close to an eigenvalue (the distance scales with the eigenvalue's condition number).
 
@@ -312,9 +315,12 @@ def arnoldi_gap_estimate(P: sp.csr_matrix, pi: np.ndarray | None = None, seed: i
     >>> round(est.absolute_gap, 9), est.rigorous   # |1/2 + e^(2 pi i/3)/2| = 1/2
     (0.5, False)
     """
-    mat = sp.csr_matrix(P, dtype=np.float64)
-    S = mat.shape[0]
-    Pt = mat.T.tocsr()
+    if isinstance(P, spla.LinearOperator):  # matrix-free: it applies v -> P^T v
+        Pt, S = P, P.shape[0]
+    else:
+        mat = sp.csr_matrix(P, dtype=np.float64)
+        S = mat.shape[0]
+        Pt = mat.T.tocsr()
     counter = [0]
     if pi is not None:
         pi = np.asarray(pi, dtype=np.float64)
@@ -343,7 +349,10 @@ def arnoldi_gap_estimate(P: sp.csr_matrix, pi: np.ndarray | None = None, seed: i
         keep = np.ones(len(values), dtype=bool)
         keep[np.argmin(np.abs(values - 1.0))] = False
         values, vectors = values[keep], vectors[:, keep]
-    residual = max(float(np.linalg.norm(Pt @ vectors[:, j] - values[j] * vectors[:, j]))
+    def apply(v: np.ndarray) -> np.ndarray:  # a real operator on a complex vector
+        return (Pt @ v.real) + 1j * (Pt @ v.imag)
+
+    residual = max(float(np.linalg.norm(apply(vectors[:, j]) - values[j] * vectors[:, j]))
                    for j in range(len(values)))
     largest = float(np.abs(values).max())
     gap = 1.0 - largest

@@ -105,16 +105,42 @@ def score_table(
     >>> score_table(m)[0].tolist()  # site 0: scores of x_1 at (0,0), (0,1), (1,0), (1,1)
     [[0.0, 0.0], [1.0, 0.0], [0.0, 0.0], [1.0, 0.0]]
     """
+    n, q = int(model.n), int(model.q)
+    plan = table_plan(model, None, check_positive_int(shard_rows, "shard_rows"))  # sizes only
+    check_fits(plan.table_bytes, f"the score table of {n} sites x {q} tokens ({plan.rows:,} "
+               "rows, float64 [n, q^n, q])", "use a window of fewer sites")
+    compact = compact_score_table(model, batch_size, cache, progress, shard_rows, executor)
+    table = np.empty((n, q**n, q), dtype=np.float64)
+    for i in range(n):
+        _spread(table[i], compact[i], n, q, i)
+    return table
+
+
+def compact_score_table(
+    model: ConditionalModel,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    cache: bool | str | Path | None = None,
+    progress: Callable[[int, int], Any] | None = None,
+    shard_rows: int = DEFAULT_SHARD_ROWS,
+    executor: Any = None,
+) -> np.ndarray:
+    """The ``n q^(n-1)`` distinct rows of :func:`score_table`: float64 ``[n, q^(n-1), q]``.
+
+    Row ``r`` of site ``i`` holds ``s_i(.; x_{-i})`` for the context ``x_{-i}`` of mixed-radix
+    index ``r`` over the other sites (site 0 most significant): ``q`` times smaller than the
+    expanded table, what the matrix-free chain of a 5-site window reads
+    (:mod:`glauber.exact.window`). Same parameters, cache, shards and errors as
+    :func:`score_table`.
+    """
     batch_size = check_positive_int(batch_size, "batch_size")
     shard_rows = check_positive_int(shard_rows, "shard_rows")
     n, q = int(model.n), int(model.q)
     folder = _cache_folder(model, cache)
     plan = table_plan(model, None, shard_rows)  # sizes only: the shards are read below, once
-    check_fits(plan.table_bytes, f"the score table of {n} sites x {q} tokens ({plan.rows:,} "
-               "rows, float64 [n, q^n, q])", "use a window of fewer sites")
+    check_fits(plan.table_bytes // q, f"the compact score table of {n} sites x {q} tokens "
+               f"({plan.rows:,} rows, float64 [n, q^(n-1), q])", "use a window of fewer sites")
     per_site = q ** (n - 1)
     total, done = n * per_site, 0
-    table = np.empty((n, q**n, q), dtype=np.float64)
     shards: dict[tuple[int, int], np.ndarray] = {}
     missing = []
     for i in range(n):
@@ -153,10 +179,12 @@ def score_table(
         shards[i, k] = scores
         if executor is not None:
             report(hi - lo)
+    compact = np.empty((n, per_site, q), dtype=np.float64)
     for i in range(n):
-        site = np.concatenate([shards[i, k] for k in range(shard_count(per_site, shard_rows))])
-        _spread(table[i], site, n, q, i)
-    return table
+        count = shard_count(per_site, shard_rows)
+        for k in range(count):
+            compact[i, k * shard_rows:min((k + 1) * shard_rows, per_site)] = shards.pop((i, k))
+    return compact
 
 
 def _local_shard(model: ConditionalModel, site: int, lo: int, hi: int, batch_size: int,
@@ -181,8 +209,9 @@ class TabulatedModel(SiteScoreModel):
     ----------
     source : ConditionalModel
         The model the table was built from.
-    table : numpy.ndarray, shape (n, q**n, q)
-        Its score table.
+    table : numpy.ndarray, shape (n, q**n, q) or (n, q**(n-1), q)
+        Its score table (:func:`score_table`), or its compact rows
+        (:func:`compact_score_table`), read by context: ``q`` times less memory.
 
     Examples
     --------
@@ -201,10 +230,16 @@ class TabulatedModel(SiteScoreModel):
                          labels=None if labels is None else [str(v) for v in labels])
         self.source = source
         self.table = table
-        self._weights = radix_weights(self.n, self.q)
+        self.compact = table.shape[1] != self.q**self.n
+        weights = radix_weights(self.n, self.q)
+        others = radix_weights(self.n - 1, self.q)
+        #: ``_weights[i] @ x``: the row of ``x`` in site ``i``'s table (its context ``x_{-i}``
+        #: in the compact table, the state itself in the expanded one).
+        self._weights = np.stack([
+            np.insert(others, i, 0) if self.compact else weights for i in range(self.n)])
 
     def score_site(self, states: np.ndarray, site: int) -> np.ndarray:
-        return self.table[site, states @ self._weights]
+        return self.table[site, states @ self._weights[site]]
 
     def oscillation_upper_bound(self) -> Any:
         """The source model's tau-free bound on Lemma 6's oscillation (see
@@ -282,6 +317,7 @@ __all__ = [
     "DEFAULT_BATCH_SIZE",
     "TABLE_FORMAT",
     "TabulatedModel",
+    "compact_score_table",
     "score_table",
     "table_folder",
     "table_queries",

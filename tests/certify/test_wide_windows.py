@@ -14,6 +14,7 @@ import concurrent.futures
 import contextlib
 import io
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -22,12 +23,14 @@ from hypothesis import strategies as st
 
 import glauber.cli
 from glauber.certify import certify, format_certificate
-from glauber.certify.exact import exact_values
+from glauber.certify.exact import _best_trap, exact_values
 from glauber.commands.certify import table_plan_text
 from glauber.core import restrict
-from glauber.exact import chain_mixing
+from glauber.certify import pipeline
+from glauber.exact import chain_mixing, mixing, sparse
 from glauber.exact.chain import ExactChain
 from glauber.exact.table_shards import plan_rates, table_plan
+from glauber.exact.window import window_stationary
 from glauber.toy_models import RandomJointModel, RandomTableModel
 
 from ..support import CountingModel
@@ -98,14 +101,70 @@ def test_dry_run_prints_the_plan_and_asks_nothing(monkeypatch):
         RandomJointModel(6, 2, rng=0))
     full = RandomJointModel(5, 3, rng=7)  # a window of 4 sites: 3^4 = 81 states
     window = restrict(full, np.array([0, 2, 1, 1, 0]), [0, 1, 2, 3])
-    assert "by default (81 states <= 160,000)" in table_plan_text(window)
+    assert "by default (81 states <= 3,200,000)" in table_plan_text(window)
 
 
 def test_the_window_limits_agree():
     from glauber.certify import EXACT_WINDOW_MAX_STATES
+    from glauber.exact.window import WINDOW_MAX_STATES
     from glauber.models import EXACT_WINDOW_MAX_STATES as MODELS_LIMIT
 
-    assert EXACT_WINDOW_MAX_STATES == MODELS_LIMIT == 20**4
+    assert EXACT_WINDOW_MAX_STATES == MODELS_LIMIT == WINDOW_MAX_STATES == 20**5
+
+
+def _wide_window() -> Any:
+    """A window of 4 sites over 5 tokens (625 states): what 5 amino acids are to 20."""
+    full = RandomTableModel(5, 5, rng=1, scale=0.1)
+    return restrict(full, np.array([0, 2, 1, 1, 4]), [0, 1, 2, 3])
+
+
+@pytest.fixture
+def matrix_free(monkeypatch):
+    """Every chain above 256 states over more tokens than sites is matrix-free, and stepped
+    only up to 100 states."""
+    monkeypatch.setattr(sparse, "SPARSE_MAX_STATES", 256)
+    monkeypatch.setattr(pipeline, "SPARSE_MAX_STATES", 256)
+    monkeypatch.setattr(chain_mixing, "EXACT_TMIX_MAX_STATES", 100)
+
+
+def test_a_window_above_the_sparse_limit_is_exact_by_default(matrix_free, monkeypatch):
+    window = _wide_window()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sparse, "SPARSE_MAX_STATES", 2**20)
+        reference = ExactChain(window, 1.0)
+        exact = mixing.mixing_time(reference.transition_matrix(), reference.stationary(), 0.25,
+                                   method="stepping")
+    cert = certify(window, 1.0, n_rectangles=5, n_pairs=0)
+    e = cert.exact
+    assert e is not None and e.num_states == 625 and e.rectangles is None
+    assert e.tmix is None and 1 <= e.tmix_lower <= exact <= e.tmix_upper
+    np.testing.assert_array_equal(cert.influence.C, reference.influence_matrix())
+    pi = reference.stationary()
+    assert e.mode_state == tuple(reference.states()[np.argmax(pi)])
+    best, traps = _best_trap(reference, np.log(pi))
+    assert e.perfect_traps == best["perfect_traps"] == 1
+    assert [t.state for t in e.traps] == [t.state for t in traps]
+    np.testing.assert_allclose([(t.delta_star, t.exact_escape, t.log_mass) for t in e.traps],
+                               [(t.delta_star, t.exact_escape, t.log_mass) for t in traps],
+                               rtol=1e-9)
+    text = format_certificate(cert)
+    assert "accuracy" in text and "||pi P - pi||_1" in text
+    assert type(cert).from_json(cert.to_json()).exact == e
+    monkeypatch.setattr("glauber.exact.window_chain.window_stationary",
+                        lambda op: window_stationary(op, tol=1e-300))
+    refused = certify(window, 1.0, n_rectangles=5, n_pairs=0)
+    assert refused.exact is None and "metastable" in refused.exact_note
+    assert f"<= t_mix(0.25) <= {e.tmix_upper}" in refused.exact_note
+
+
+def test_dry_run_says_the_exact_chain_takes_five_sites(matrix_free, monkeypatch):
+    text = table_plan_text(_wide_window())
+    assert "certify builds it by default (625 states <= 3,200,000" in text
+    assert "matrix-free" in text
+    spins = RandomJointModel(9, 2, rng=0)  # 512 states, more sites than tokens: no factor
+    assert "beyond the exact chain's sparse limit of 256" in table_plan_text(spins)
+    monkeypatch.setattr("glauber.core.memory.available_memory", lambda: 1000)
+    assert "does not fit" in table_plan_text(_wide_window())
 
 
 def test_a_table_built_in_other_processes_gives_the_same_certificate(tmp_path, monkeypatch):
