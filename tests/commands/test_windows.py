@@ -146,13 +146,14 @@ def test_bad_windows_exit_2_with_one_line(argv, needle):
 
 
 def test_exact_above_the_limit_is_refused_before_any_query():
-    code, _, err = run("certify", "--model", "ising-cycle:n=18", "--exact", "--pairs", "0")
+    # 2**22 states: above the exact limit of 20**5 (a 5-site window of amino acids)
+    code, _, err = run("certify", "--model", "ising-cycle:n=22", "--exact", "--pairs", "0")
     assert code == 2 and "exact limit" in err
     with pytest.raises(StateSpaceTooLargeError):
         from glauber.certify import certify
 
         class Refuses:
-            n, q = 18, 2
+            n, q = 22, 2
 
             def scores(self, states, sites):
                 raise AssertionError("queried before the size check")
