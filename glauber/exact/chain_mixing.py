@@ -8,7 +8,7 @@ The queries of :class:`~glauber.exact.chain.ExactChain` about ``d(t) = max_x ||P
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Literal
+from typing import Any, Callable, Iterable, Literal
 
 import numpy as np
 
@@ -106,6 +106,12 @@ class MixingQueries:
         SequenceLengthError, VocabularyError
             If a state is not a state of the chain.
         """
+        Pt = self.transition_matrix().T.tocsr()
+        return self._distances_stepped(starts, ts, lambda mu: Pt @ mu)
+
+    def _distances_stepped(self, starts: Any, ts: Iterable[int],
+                           step: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """:meth:`distance_from` with ``step(mu) = mu P`` given (sparse or matrix-free)."""
         index = np.atleast_1d(self.index_of(np.atleast_2d(np.asarray(starts))))
         if index.size == 0:
             raise InvalidParameterError("starts is empty: give a start state or some states")
@@ -113,13 +119,13 @@ class MixingQueries:
         if any(t < 0 for t in times):
             raise InvalidParameterError(f"times must be >= 0, got {times}")
         mu = np.bincount(index, minlength=self.num_states) / index.size
-        pi, Pt = self.stationary(), self.transition_matrix().T.tocsr()
+        pi = self.stationary()
         out, wanted, last = {}, set(times), max(times, default=-1)
         for t in range(last + 1):
             if t in wanted:
                 out[t] = 0.5 * float(np.abs(mu - pi).sum())
             if t < last:
-                mu = Pt @ mu
+                mu = step(mu)
         return np.array([out[t] for t in times], dtype=np.float64)
 
     def mixing_time(

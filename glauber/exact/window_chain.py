@@ -340,20 +340,7 @@ class WindowChain(ExactChain, matrix_free=True):
     def distance_from(self, starts: Any, ts: Iterable[int]) -> np.ndarray:
         """``||mu_0 P^t - pi||_TV`` from the start law of ``starts`` (as
         :meth:`ExactChain.distance_from`), stepped matrix-free."""
-        index = np.atleast_1d(self.index_of(np.atleast_2d(np.asarray(starts))))
-        if index.size == 0:
-            raise InvalidParameterError("starts is empty: give a start state or some states")
-        times = [int(t) for t in ts]
-        if any(t < 0 for t in times):
-            raise InvalidParameterError(f"times must be >= 0, got {times}")
-        mu = np.bincount(index, minlength=self.num_states) / index.size
-        pi, op = self.stationary(), self.operator()
-        out, last = {}, max(times, default=-1)
-        for t in range(last + 1):
-            out[t] = 0.5 * float(np.abs(mu - pi).sum())
-            if t < last:
-                mu = op.left(mu)
-        return np.array([out[t] for t in times], dtype=np.float64)
+        return self._distances_stepped(starts, ts, self.operator().left)
 
     # ------------------------------------------------------------------------- spectrum
     def spectral_estimate(self, method: str = "auto", seed: int = 0) -> SpectralEstimate:
