@@ -1,7 +1,8 @@
 """The bracket ``tau_no_cert < tau_cert`` on the real models: full chains and exact CDR3 windows.
 
 For AntiBERTy and Sapiens (``sapiens-vh`` on trastuzumab VH, ``sapiens-vl`` on VL) on each full
-chain in its own context (every residue resampled):
+chain in its own context (every residue resampled), SCEPTR on its whole example TCR (57
+residues) and the reaction models on their reaction:
 
 * the lower side: :func:`~glauber.estimators.search_influence_sweep` over a grid of temperatures
   with a budget of model rows, through a query memo, so that the witnesses of every temperature
@@ -12,7 +13,8 @@ chain in its own context (every residue resampled):
 
 On the exact CDR3 windows (3 sites in their full chain, ``20^3`` states; VH positions 98–100 as
 in the main job, VL 91–93, the ``HYT`` window of the windows section; and AntiBERTy's 4-site VH
-window 97–100, ``20^4`` states from a 32,000-row table), side by side: the weight
+window 97–100, ``20^4`` states from a 32,000-row table; SCEPTR's CDR3B windows of 3, 4 and 5
+sites, the last ``20^5`` states from an 800,000-row table, matrix-free), side by side: the weight
 bound, the exact value (the score table) and the searched value, at each temperature of a grid,
 with the bracket of each.
 
@@ -57,10 +59,14 @@ FULL_CHAINS: dict[str, tuple[str, str]] = {
     "antiberty-vl": ("antiberty", "trastuzumab-vl"),
     "sapiens-vh": ("sapiens-vh", "trastuzumab-vh"),
     "sapiens-vl": ("sapiens-vl", "trastuzumab-vl"),
+    "sceptr": ("sceptr", "sceptr-example"),
     "rxnmapper": ("rxnmapper", "reaction"),
     "rxnfp": ("rxnfp", "reaction"),
 }
-#: Exact CDR3 windows: entry -> (model, context, 1-based sites).
+#: Exact CDR3 windows: entry -> (model, context, 1-based sites). SCEPTR's are in the CDR3B of
+#: its example TCR (positions 44-57): 3, 4 and 5 sites from position 50 (``QGD``, ``QGDN``,
+#: ``QGDNE``); the 5-site one, 3,200,000 states, is the matrix-free chain
+#: (:class:`~glauber.exact.window_chain.WindowChain`) from an 800,000-row table.
 WINDOWS: dict[str, tuple[str, str, str]] = {
     "antiberty-vh-cdr3": ("antiberty", "trastuzumab-vh", "98-100"),
     "antiberty-vl-cdr3": ("antiberty", "trastuzumab-vl", "91-93"),
@@ -69,6 +75,9 @@ WINDOWS: dict[str, tuple[str, str, str]] = {
     "antiberty-vh-cdr3-4": ("antiberty", "trastuzumab-vh", "97-100"),
     "sapiens-vh-cdr3-4": ("sapiens-vh", "trastuzumab-vh", "97-100"),
     "sapiens-vl-cdr3-4": ("sapiens-vl", "trastuzumab-vl", "90-93"),
+    "sceptr-cdr3b": ("sceptr", "sceptr-example", "50-52"),
+    "sceptr-cdr3b-4": ("sceptr", "sceptr-example", "50-53"),
+    "sceptr-cdr3b-5": ("sceptr", "sceptr-example", "50-54"),
 }
 #: Exact windows of the reaction models over their alphabet of :data:`domains.FREQUENT`
 #: frequent tokens and the reaction's own (:func:`domains.reaction_window`): entry -> model.
@@ -303,9 +312,13 @@ def render(folder: Path) -> str:
             f"; the reaction windows, marked |A| = {q}, resample 3 sites of the reaction SMILES "
             f"over an alphabet A of {q} tokens, {q ** 3:,} states, {3 * q * q:,} rows: the "
             "windows section says what that chain is")
+        five = "" if not any(d["n"] == 5 for d in wins) else (
+            "; 5 sites: 3,200,000 states, 800,000 rows, the matrix-free chain "
+            "(`WindowChain`: the exact C from the table, never the transition matrix)")
         lines += [
             "**Exact CDR3 windows** (3 sites, every other residue frozen, 8,000 states, one "
-            f"score table of 1,200 model rows; 4 sites: 160,000 states, 32,000 rows{chem}): the "
+            f"score table of 1,200 model rows; 4 sites: 160,000 states, 32,000 rows{five}{chem}): "
+            "the "
             "weight bound, the exact value and the searched value side by side. Columns: "
             "spectral radius of C (weights: upper bound "
             "from the head alone; exact: the table, rounding-safe; searched: realised, on "
