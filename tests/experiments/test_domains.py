@@ -179,3 +179,52 @@ def test_a_five_site_bracket_window_says_it_is_matrix_free(tmp_path):
     text = brackets.render(tmp_path)
     assert "5 sites: 3,200,000 states, 800,000 rows, the matrix-free chain" in text
     assert "| sceptr / sceptr-example 50-54 | 1 | 4 | 0.5 | 0.4 |" in text
+
+
+def _full(model, context, n, no_cert, cert, delta):
+    return {"kind": "full", "model": model, "context": context, "n": n, "q": 20, "budget": 4000,
+            "rows": [], "bracket": {"tau_no_cert": no_cert, "tau_cert": cert,
+                                    "ratio": cert / no_cert, "upper_Delta_max": delta,
+                                    "grid": [0.25]}}
+
+
+def _win(model, sites, n, no_cert, weights_cert, context="c"):
+    b = {"exact": {"tau_no_cert": no_cert, "tau_cert": no_cert * 1.001, "ratio": 1.001,
+                   "grid": [0.015625]},
+         "weights": {"tau_no_cert": no_cert, "tau_cert": weights_cert,
+                     "ratio": weights_cert / no_cert, "grid": [0.015625]}}
+    b["search"] = b["exact"]
+    return {"kind": "window", "model": model, "context": context, "sites": sites, "n": n,
+            "q": 20, "rows": [], "brackets": b}
+
+
+@pytest.mark.parametrize("sceptr_lows, rising, words", [
+    ((0.5, 0.8, 1.1), True, "rising with the window as the antibody windows' do"),
+    ((0.5, 0.4, 1.1), False, "not monotone in the window's size, unlike the antibody windows'"),
+])
+def test_the_tcr_paragraph_reads_every_number_and_comparison_from_the_data(
+        sceptr_lows, rising, words):
+    data = {"antiberty-vh": _full("antiberty", "trastuzumab-vh", 120, 4.4, 4274.0, 143.7),
+            "rxnfp": _full("rxnfp", "reaction", 54, 4.0, 1409.0, 106.4),
+            "sceptr": _full("sceptr", "sceptr-example", 57, 2.0, 1000.0, 35.0),
+            "antiberty-vh-cdr3": _win("antiberty", "98-100", 3, 1.5, 65.0, "trastuzumab-vh"),
+            "antiberty-vh-cdr3-4": _win("antiberty", "97-100", 4, 2.4, 100.0),
+            "rxnfp-reaction": _win("rxnfp", "45-47", 3, 5.4, 45.0, "reaction")}
+    for k, v in zip((3, 4, 5), sceptr_lows):
+        data[brackets.TCR_WINDOWS[k]] = _win("sceptr", f"50-{49 + k}", k, v, 20.0)
+    text = brackets.tcr_paragraph(data)
+    assert text.startswith("**SCEPTR beside the antibody and reaction models.**")
+    assert "On the whole TCR (n = 57) the search proves no certificate up to tau_no_cert = 2, " \
+           "below every one of the other full sequences" in text
+    assert "(Delta = 35, below every one) certifies from tau_cert = 1000 (about (n − 1) " \
+           "Delta / 4 = 490:" in text
+    assert "ratio 500, between rxnfp / reaction (3.5e+02) and antiberty / trastuzumab-vh " \
+           "(9.7e+02)." in text
+    assert ("tau_no_cert = 0.5 (3 sites), "
+            f"{sceptr_lows[1]:g} (4 sites), 1.1 (5 sites), {words} from 3 to 4 sites "
+            "(AntiBERTy VH 1.5 → 2.4)") in text
+    assert ("3-site window's tau_no_cert lies below every one of the other 3-site windows; its "
+            "weight bound alone certifies 40 times above it (between rxnfp / reaction 45-47 "
+            "(8.3) and antiberty / trastuzumab-vh 98-100 (43))") in text
+    assert brackets.tcr_paragraph({k: v for k, v in data.items()
+                                   if not k.startswith("sceptr")}) == ""
