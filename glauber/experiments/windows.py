@@ -553,6 +553,7 @@ def render(folder: Path) -> str:
             "|δ| over every rectangle.\n",
             *_reaction_note(exact["results"]),
             _exact_summary(exact["results"]),
+            tcr_exact_sentence(exact["results"]),
             exact_markdown(exact["results"], exact["cap"]),
             "\nScore-table builds (one per chain, shared by the six temperatures): "
             + ", ".join(f"{r['label']} " + (
@@ -590,6 +591,43 @@ def _reaction_note(results: Sequence[dict]) -> list[str]:
         "state. Mass of the full conditional on A at the three sites in the reaction, tau = 1: "
         f"{mass} (what the truncation leaves out at the start; the chain's other states are "
         "not checked).\n"]
+
+
+def tcr_exact_sentence(results: Sequence[dict], taus: Sequence[float] = (0.25, 1.0)) -> str:
+    """SCEPTR's exact CDR3B window beside the antibody and reaction windows (empty without
+    it): its exact ``t_mix(1/4)`` at each of ``taus`` placed among theirs
+    (:func:`domains.place`), and the temperature from which Theorem 5 certifies each."""
+    tcr = [r for r in results if r["label"] in TCR_WINDOWS]
+    if not tcr:
+        return ""
+    others = [r for r in results if r["label"] in WINDOWS or r["label"] in REACTION_WINDOWS]
+    parts = []
+    for tau in taus:
+        mine = next((row for row in tcr[0]["rows"] if row["tau"] == tau), None)
+        if mine is None or mine["tmix"] is None:
+            continue
+        theirs = {r["label"]: float(row["tmix"]) for r in others for row in r["rows"]
+                  if row["tau"] == tau and row["tmix"] is not None}
+        parts.append(f"{mine['tmix']} steps at tau = {tau:g}"
+                     + (f" ({domains.place(float(mine['tmix']), theirs)} of the antibody and "
+                        "reaction windows)" if theirs else ""))
+    if not parts:
+        return ""
+
+    def first(res: dict) -> float | None:
+        done = [row["tau"] for row in sorted(res["rows"], key=lambda row: row["tau"])
+                if row["certificate"] != "none"]
+        return done[0] if done else None
+
+    from_tau = first(tcr[0])
+    certified = {r["label"]: first(r) for r in others}
+    same = sorted(k for k, v in certified.items() if v is not None and v == from_tau)
+    return (f"**SCEPTR's CDR3B window** ({tcr[0]['window']}) mixes in t_mix(1/4) = "
+            + "; ".join(parts)
+            + ("" if from_tau is None else
+               f"; Theorem 5 certifies it from tau = {from_tau:g}"
+               + (f", as {', '.join(same)}" if same else ", as no other window of the table"))
+            + ".\n")
 
 
 def _load(path: Path) -> Any:
@@ -678,4 +716,5 @@ def refresh(folder: Path, work: Path, log: Callable[[str], Any]) -> None:
 __all__ = ["COMMAND", "LENGTHS", "REACTION_WINDOWS", "TAUS", "TCR_WINDOWS", "TOYS", "WINDOWS",
            "capped_tmix", "chain_model",
            "exact_markdown", "exact_rows", "exact_window", "rectangle_markdown", "rectangle_row",
-           "refine_tmix", "refresh", "render", "run", "spectral_lower_bound", "window_sites"]
+           "refine_tmix", "refresh", "render", "run", "spectral_lower_bound",
+           "tcr_exact_sentence", "window_sites"]

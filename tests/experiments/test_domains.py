@@ -228,3 +228,22 @@ def test_the_tcr_paragraph_reads_every_number_and_comparison_from_the_data(
             "(8.3) and antiberty / trastuzumab-vh 98-100 (43))") in text
     assert brackets.tcr_paragraph({k: v for k, v in data.items()
                                    if not k.startswith("sceptr")}) == ""
+
+
+@pytest.mark.parametrize("tcr_tmix, words", [(7, "below every one"), (30, "above every one"),
+                                             (10, "between antiberty / trastuzumab VL (8) and "
+                                                  "antiberty / trastuzumab VH (23)")])
+def test_the_tcr_exact_sentence_places_its_tmix_among_the_other_windows(tcr_tmix, words):
+    def result(label, tmix, certified_from):
+        return {"label": label, "window": "QGD", "rows": [
+            {"tau": t, "tmix": tmix, "certificate": "none" if t < certified_from else "row"}
+            for t in (0.5, 1.0, 2.0)]}
+
+    results = [result("antiberty / trastuzumab VH", 23, 2.0),
+               result("antiberty / trastuzumab VL", 8, 1.0),
+               result("sceptr / sceptr-example", tcr_tmix, 1.0), result("potts-cycle:n=3", 1, 0.5)]
+    text = windows.tcr_exact_sentence(results, taus=(1.0,))
+    assert text == (f"**SCEPTR's CDR3B window** (QGD) mixes in t_mix(1/4) = {tcr_tmix} steps at "
+                    f"tau = 1 ({words} of the antibody and reaction windows); Theorem 5 "
+                    "certifies it from tau = 1, as antiberty / trastuzumab VL.\n")
+    assert windows.tcr_exact_sentence(results[:2]) == ""
