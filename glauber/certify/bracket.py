@@ -5,9 +5,9 @@ After the influence stage, at no model row of its own
 
 - the upper side, a rigorous upper bound on ``C`` over every context
   (:class:`~glauber.estimators.influence_upper.UpperBoundSource`: exact from the table of a
-  small chain or window, a closed form for pairwise toys, the weights of a masked LM's
-  LayerNorm head), the lowest temperature where it certifies (``tau_cert``) and its ``t_mix``
-  bound at the requested ``tau``;
+  small chain or of any exact chain, 5-site windows included, a closed form for pairwise toys,
+  the weights of a masked LM's LayerNorm head), the lowest temperature where it certifies
+  (``tau_cert``) and its ``t_mix`` bound at the requested ``tau``;
 - the lower side, the highest temperature where the influence stage's realised values prove
   that no certificate exists (``tau_no_cert``): the exact table, the search's witnesses
   re-evaluated from the memo of its queries (``StageRun.memo``), or the sample at ``tau`` only.
@@ -57,7 +57,11 @@ def run(run: StageRun) -> dict[str, Any]:
         return {"bracket": None}
     model, tau, infl = run.model, run.tau, run.results["influence"]
     try:
-        source = UpperBoundSource(model, max_states=max(TABULATE_MAX_STATES, run.max_states))
+        # an exact chain's model is its score table: tabulated at any size the chain takes
+        # (a 5-site window's 800,000 rows too, above the exhaustive limit of the other stages),
+        # at no model row, so the bracket of an exact window is exact on both sides
+        source = UpperBoundSource(model, tabulate=True if run.exact else None,
+                                  max_states=max(TABULATE_MAX_STATES, run.max_states))
         missing = ""
     except UnboundableModelError as exc:
         source, missing = None, str(exc)

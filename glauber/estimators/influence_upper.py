@@ -164,6 +164,7 @@ class UpperBoundSource:
         self.rows = 0
         self.details: dict[str, Any] = {}
         self._table: list[np.ndarray] | None = None
+        self._C_at: dict[float, tuple[np.ndarray, float]] = {}
         self._closed: np.ndarray | None = None
         self.closed_method = ""
         hook = getattr(model, "oscillation_upper_bound", None)
@@ -241,8 +242,9 @@ class UpperBoundSource:
                 if i == j:
                     continue
                 v = self._pairs(i, j, self._table[i])  # [before, b, after, a]
-                diff = v[:, :, None] - v[:, None, :]  # [before, b, b', after, a]
-                D[i, j] = float((diff.max(axis=-1) - diff.min(axis=-1)).max())
+                for b in range(self.q - 1):  # (b, b') and (b', b) have the same oscillation
+                    diff = v[:, b:b + 1] - v[:, b + 1:]  # [before, b' > b, after, a]
+                    D[i, j] = max(D[i, j], float((diff.max(axis=-1) - diff.min(axis=-1)).max()))
         # each score difference within u of its value (at most 2 max|s|), max - min within u
         # relative: so within 2 u (2 max|s|) + u D of the exact oscillation of the table
         u = 2.0**-53
@@ -259,7 +261,19 @@ class UpperBoundSource:
 
     # -------------------------------------------------------------------------- at tau
     def tabulated_C(self, tau: float) -> tuple[np.ndarray, float]:
-        """The exact supremum of Definition 2 from the table, plus rounding, and the rounding."""
+        """The exact supremum of Definition 2 from the table, plus rounding, and the rounding.
+
+        Kept per temperature: a bracket asks each temperature of its grid and bisection
+        several times (the exact lower side and the upper side read the same values), and a
+        5-site window's table holds 800,000 rows. Each call returns a copy.
+        """
+        key = float(tau)
+        if key not in self._C_at:
+            self._C_at[key] = self._tabulated_C(key)
+        C, tol = self._C_at[key]
+        return C.copy(), tol
+
+    def _tabulated_C(self, tau: float) -> tuple[np.ndarray, float]:
         n, q = self.n, self.q
         tol = softmax_tv_rounding(self._max_abs, tau, q)
         C = np.zeros((n, n))
@@ -271,9 +285,12 @@ class UpperBoundSource:
             for j in range(n):
                 if i == j:
                     continue
-                v = self._pairs(i, j, p)
-                tv = 0.5 * np.abs(v[:, :, None] - v[:, None, :]).sum(axis=-1)
-                C[i, j] = float(tv.max())
+                v = self._pairs(i, j, p)  # [before, b, after, a]
+                # each unordered pair of tokens b < b' at j once: the TVs of the full
+                # [b, b'] square, half the work and a q-th of its memory
+                for b in range(q - 1):
+                    tv = 0.5 * np.abs(v[:, b:b + 1] - v[:, b + 1:]).sum(axis=-1)
+                    C[i, j] = max(C[i, j], float(tv.max()))
         C = np.minimum(np.nextafter(C + tol, np.inf), 1.0)
         np.fill_diagonal(C, 0.0)
         return C, tol

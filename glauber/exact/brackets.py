@@ -393,18 +393,33 @@ def start_distances(P: Any, pi: np.ndarray, starts: np.ndarray, eps: float,
     a step's, ``8 u (1 + max |log p|)`` per row and the products' ``gamma_k``, plus the sums'
     ``gamma_S``): a rigorous lower bound on ``d(t)`` given ``pi``. ``P`` is a CSR kernel or a
     matrix-free one (:class:`glauber.exact.window.WindowOperator`)."""
+    return start_and_pair_distances(P, pi, starts, eps, max_steps, max_abs_log_p)[0]
+
+
+def start_and_pair_distances(P: Any, pi: np.ndarray, starts: np.ndarray, eps: float,
+                             max_steps: int, max_abs_log_p: float = 0.0
+                             ) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`start_distances` and, from the same stepped laws, ``max_{x, y}
+    ||P^t(x, .) - P^t(y, .)||_TV`` over the pairs of starts, lowered by the same rounding
+    (each law's ``t`` steps, and the sums' ``gamma_S``): a rigorous lower bound on
+    ``dbar(t)`` that needs no ``pi`` (``pi`` only decides when to stop). One start gives
+    zeros."""
     step, S, k = _stepper(P)
     per_step = 8.0 * _U * (1.0 + max_abs_log_p) + _gamma(k)
-    mu = np.zeros((S, len(starts)), dtype=np.float64)
-    mu[np.asarray(starts, dtype=np.int64), np.arange(len(starts))] = 1.0
-    out = []
+    m = len(starts)
+    mu = np.zeros((S, m), dtype=np.float64)
+    mu[np.asarray(starts, dtype=np.int64), np.arange(m)] = 1.0
+    out, spread = [], []
     for t in range(max_steps + 1):
         tv = 0.5 * np.abs(mu - pi[:, None]).sum(axis=0)
         out.append(max(float(tv.max()) - t * per_step - _gamma(S), 0.0))
+        pairs = [0.5 * float(np.abs(mu[:, a] - mu[:, b]).sum())
+                 for a in range(m) for b in range(a + 1, m)]
+        spread.append(max(max(pairs, default=0.0) - t * per_step - _gamma(S), 0.0))
         if out[-1] <= eps:
             break
         mu = step(mu)
-    return np.array(out)
+    return np.array(out), np.array(spread)
 
 
 def starts_bracket(P: Any, pi: np.ndarray, starts: np.ndarray, eps: float,
@@ -420,19 +435,48 @@ def starts_bracket(P: Any, pi: np.ndarray, starts: np.ndarray, eps: float,
     ``t_mix(1/4)`` (:func:`glauber.exact.sparse.stationary_tv_error_bound`; ``inf`` makes the
     bound 0).
     """
+    return starts_claims(P, pi, starts, eps, subject, residual_l1, t_quarter, max_steps,
+                         max_abs_log_p)[0]
+
+
+def starts_claims(P: Any, pi: np.ndarray, starts: np.ndarray, eps: float,
+                  subject: str, residual_l1: float | None = None, t_quarter: float = math.inf,
+                  max_steps: int = DEFAULT_BRACKET_STEPS,
+                  max_abs_log_p: float = 0.0) -> list[Claim]:
+    """Two rigorous lower bounds on ``t_mix(eps)`` from one stepping of the starts
+    (:func:`start_and_pair_distances`): :func:`starts_bracket`'s, and one that needs no
+    ``pi``: ``d(t) >= dbar(t) / 2`` (LPW 2nd ed., Lemma 4.10: ``dbar(t) <= 2 d(t)``), so
+    ``t_mix(eps) >= t + 1`` for the last ``t`` at which two of the starts are still more than
+    ``2 eps`` apart in TV. The second stands where ``pi``'s error is unbounded (a solved law
+    without a certificate of ``t_mix(1/4)``: ``t_quarter = inf``), which leaves the first 0.
+
+    Raises
+    ------
+    InvalidProbabilityError
+        If ``eps`` is not in (0, 1).
+    """
     eps = check_eps(eps)
     max_steps = check_positive_int(max_steps, "max_steps")
-    distances = start_distances(P, pi, starts, eps, max_steps, max_abs_log_p)
+    distances, spread = start_and_pair_distances(P, pi, starts, eps, max_steps, max_abs_log_p)
     pi_error = _gamma(pi.shape[0]) * 4
     if residual_l1 is not None:
         pi_error += stationary_tv_error_bound(residual_l1, t_quarter)
     above = np.flatnonzero(distances - pi_error > eps)
     low = 0 if above.size == 0 else int(above[-1]) + 1
-    return _claim(
-        "lower", "starts", low, True, subject,
-        f"d(t) >= max TV of P^t(x, .) from pi over {len(starts)} starts x",
-        "" if pi_error == 0 else f"pi's error {pi_error:.2g} subtracted",
-        steps=len(distances) - 1, starts=[int(s) for s in starts])
+    apart = np.flatnonzero(spread > 2.0 * eps)
+    low_pairs = 0 if apart.size == 0 else int(apart[-1]) + 1
+    starts_list = [int(s) for s in starts]
+    return [
+        _claim("lower", "starts", low, True, subject,
+               f"d(t) >= max TV of P^t(x, .) from pi over {len(starts)} starts x",
+               "" if pi_error == 0 else f"pi's error {pi_error:.2g} subtracted",
+               steps=len(distances) - 1, starts=starts_list),
+        _claim("lower", "start-pairs", low_pairs, True, subject,
+               f"d(t) >= max TV of P^t(x, .) from P^t(y, .) / 2 over the pairs of "
+               f"{len(starts)} starts (LPW Lemma 4.10; no pi needed)",
+               "" if len(starts) > 1 else "one start: no pair",
+               steps=len(spread) - 1, starts=starts_list),
+    ]
 
 
 __all__ = [
@@ -448,8 +492,10 @@ __all__ = [
     "monotonicity_defect",
     "spectral_claims",
     "spectral_lower_claim",
+    "start_and_pair_distances",
     "start_distances",
     "starts_bracket",
+    "starts_claims",
     "token_sums",
     "unavailable_claim",
 ]

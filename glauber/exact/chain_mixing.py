@@ -278,7 +278,8 @@ class MixingQueries:
         matrix above (rigorous, with the entries' rounding), the distances from a few starts
         below (the mode of ``mu``, the likeliest state differing from it at every site, the
         least likely state), with ``mu``'s error from its solve's residual and the certificate's
-        ``t_mix(1/4)`` (:func:`glauber.exact.sparse.stationary_tv_error_bound`)."""
+        ``t_mix(1/4)`` (:func:`glauber.exact.sparse.stationary_tv_error_bound`), and half their
+        largest TV from one another, which needs no ``mu`` (:func:`brackets.starts_claims`)."""
         C, entry_error = self.influence_matrix(), self.influence_rounding()
         upper = brackets.influence_upper_claim(
             certify_contraction(C, eps, entry_error=entry_error), subject)
@@ -292,11 +293,11 @@ class MixingQueries:
         starts = [mode, int(np.argmin(pi))]
         if far.size:
             starts.insert(1, int(far[np.argmax(pi[far])]))
-        lower = brackets.starts_bracket(
+        lower = brackets.starts_claims(
             self.transition_matrix(), pi, np.array(list(dict.fromkeys(starts))), eps, subject,
             solution.residual_l1 if solved else None, quarter, max_steps,
             float(np.abs(self.log_site_rows()).max()))
-        return [upper, lower]
+        return [upper, *lower]
 
     @property
     def factored(self) -> bool:

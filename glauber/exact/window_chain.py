@@ -283,8 +283,10 @@ class WindowChain(ExactChain, matrix_free=True):
         from it at every site and the least likely state, stepped matrix-free for at most
         ``max_steps`` steps with every step's rounding subtracted, less ``pi``'s TV error
         ``2 ||r||_1 t_mix(1/4)`` (``t_mix(1/4)`` from the certificate; LPW 2nd ed.,
-        Section 4.4). A law that misses its residual tolerance gives no lower bound (the claim
-        says why); the upper bound stands.
+        Section 4.4); and, needing no ``pi``, half the largest TV between two of those starts
+        (``d(t) >= dbar(t) / 2``, LPW Lemma 4.10), which stands where no certificate bounds
+        ``t_mix(1/4)`` and so ``pi``'s error. A law that misses its residual tolerance gives
+        no lower bound (the claim says why); the upper bound stands.
 
         Raises
         ------
@@ -308,10 +310,10 @@ class WindowChain(ExactChain, matrix_free=True):
                     subject, f"no lower bound from starts: {exc}"))
             else:
                 quarter = certify_contraction(C, 0.25, entry_error=error).best_bound
-                claims.append(brackets.starts_bracket(
+                claims += brackets.starts_claims(
                     self.operator(), solution.pi, self.bracket_starts(solution.pi), eps,
                     subject, solution.residual_l1, quarter, max_steps,
-                    float(np.abs(self.compact_log_conditionals()).max())))
+                    float(np.abs(self.compact_log_conditionals()).max()))
             return brackets.combine(claims, eps, False, subject)
 
         return self._cached(f"bracket:{eps!r}:{max_steps}", compute)

@@ -1,7 +1,8 @@
 """The bracket ``tau_no_cert < tau_cert`` on the real models: full chains and exact CDR3 windows.
 
 For AntiBERTy and Sapiens (``sapiens-vh`` on trastuzumab VH, ``sapiens-vl`` on VL) on each full
-chain in its own context (every residue resampled):
+chain in its own context (every residue resampled), SCEPTR on its whole example TCR (57
+residues) and the reaction models on their reaction:
 
 * the lower side: :func:`~glauber.estimators.search_influence_sweep` over a grid of temperatures
   with a budget of model rows, through a query memo, so that the witnesses of every temperature
@@ -12,7 +13,8 @@ chain in its own context (every residue resampled):
 
 On the exact CDR3 windows (3 sites in their full chain, ``20^3`` states; VH positions 98–100 as
 in the main job, VL 91–93, the ``HYT`` window of the windows section; and AntiBERTy's 4-site VH
-window 97–100, ``20^4`` states from a 32,000-row table), side by side: the weight
+window 97–100, ``20^4`` states from a 32,000-row table; SCEPTR's CDR3B windows of 3, 4 and 5
+sites, the last ``20^5`` states from an 800,000-row table, matrix-free), side by side: the weight
 bound, the exact value (the score table) and the searched value, at each temperature of a grid,
 with the bracket of each.
 
@@ -57,10 +59,14 @@ FULL_CHAINS: dict[str, tuple[str, str]] = {
     "antiberty-vl": ("antiberty", "trastuzumab-vl"),
     "sapiens-vh": ("sapiens-vh", "trastuzumab-vh"),
     "sapiens-vl": ("sapiens-vl", "trastuzumab-vl"),
+    "sceptr": ("sceptr", "sceptr-example"),
     "rxnmapper": ("rxnmapper", "reaction"),
     "rxnfp": ("rxnfp", "reaction"),
 }
-#: Exact CDR3 windows: entry -> (model, context, 1-based sites).
+#: Exact CDR3 windows: entry -> (model, context, 1-based sites). SCEPTR's are in the CDR3B of
+#: its example TCR (positions 44-57): 3, 4 and 5 sites from position 50 (``QGD``, ``QGDN``,
+#: ``QGDNE``); the 5-site one, 3,200,000 states, is the matrix-free chain
+#: (:class:`~glauber.exact.window_chain.WindowChain`) from an 800,000-row table.
 WINDOWS: dict[str, tuple[str, str, str]] = {
     "antiberty-vh-cdr3": ("antiberty", "trastuzumab-vh", "98-100"),
     "antiberty-vl-cdr3": ("antiberty", "trastuzumab-vl", "91-93"),
@@ -69,6 +75,9 @@ WINDOWS: dict[str, tuple[str, str, str]] = {
     "antiberty-vh-cdr3-4": ("antiberty", "trastuzumab-vh", "97-100"),
     "sapiens-vh-cdr3-4": ("sapiens-vh", "trastuzumab-vh", "97-100"),
     "sapiens-vl-cdr3-4": ("sapiens-vl", "trastuzumab-vl", "90-93"),
+    "sceptr-cdr3b": ("sceptr", "sceptr-example", "50-52"),
+    "sceptr-cdr3b-4": ("sceptr", "sceptr-example", "50-53"),
+    "sceptr-cdr3b-5": ("sceptr", "sceptr-example", "50-54"),
 }
 #: Exact windows of the reaction models over their alphabet of :data:`domains.FREQUENT`
 #: frequent tokens and the reaction's own (:func:`domains.reaction_window`): entry -> model.
@@ -303,9 +312,13 @@ def render(folder: Path) -> str:
             f"; the reaction windows, marked |A| = {q}, resample 3 sites of the reaction SMILES "
             f"over an alphabet A of {q} tokens, {q ** 3:,} states, {3 * q * q:,} rows: the "
             "windows section says what that chain is")
+        five = "" if not any(d["n"] == 5 for d in wins) else (
+            "; 5 sites: 3,200,000 states, 800,000 rows, the matrix-free chain "
+            "(`WindowChain`: the exact C from the table, never the transition matrix)")
         lines += [
             "**Exact CDR3 windows** (3 sites, every other residue frozen, 8,000 states, one "
-            f"score table of 1,200 model rows; 4 sites: 160,000 states, 32,000 rows{chem}): the "
+            f"score table of 1,200 model rows; 4 sites: 160,000 states, 32,000 rows{five}{chem}): "
+            "the "
             "weight bound, the exact value and the searched value side by side. Columns: "
             "spectral radius of C (weights: upper bound "
             "from the head alone; exact: the table, rounding-safe; searched: realised, on "
@@ -333,8 +346,100 @@ def render(folder: Path) -> str:
              "tau_cert (weights)", "ratio (exact)", "ratio (weights / exact lower)"),
             rows).rstrip("\n"))
         lines.append("")
+    lines.append(tcr_paragraph(data))
     lines.append(_narrowing(full))
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+#: The SCEPTR entries that :func:`tcr_paragraph` sets beside the others: the whole TCR and its
+#: CDR3B windows by size.
+TCR_FULL = "sceptr"
+TCR_WINDOWS: dict[int, str] = {3: "sceptr-cdr3b", 4: "sceptr-cdr3b-4", 5: "sceptr-cdr3b-5"}
+#: The antibody windows grown from 3 to 4 sites: (label, 3-site entry, 4-site entry).
+GROWN: tuple[tuple[str, str, str], ...] = (
+    ("AntiBERTy VH", "antiberty-vh-cdr3", "antiberty-vh-cdr3-4"),
+    ("Sapiens VH", "sapiens-vh-cdr3", "sapiens-vh-cdr3-4"),
+    ("Sapiens VL", "sapiens-vl-cdr3", "sapiens-vl-cdr3-4"),
+)
+
+
+def tcr_paragraph(data: dict[str, dict]) -> str:
+    """SCEPTR's brackets beside the antibody and reaction models' (empty without them):
+    ``data`` maps entry names (:data:`FULL_CHAINS`, :data:`WINDOWS`, :data:`REACTION_WINDOWS`)
+    to their JSON. Every number and every comparison (:func:`domains.place`) is read from
+    ``data``."""
+    full = data.get(TCR_FULL)
+    wins = {k: data[name] for k, name in TCR_WINDOWS.items() if name in data}
+    if full is None and not wins:
+        return ""
+    parts = ["**SCEPTR beside the antibody and reaction models.**"]
+    if full is not None:
+        b = full["bracket"]
+        others = {f"{d['model']} / {d['context']}": d["bracket"] for k, d in data.items()
+                  if k in FULL_CHAINS and k != TCR_FULL}
+        ratios = {k: v["ratio"] for k, v in others.items() if v.get("ratio") is not None}
+        deltas = {k: v["upper_Delta_max"] for k, v in others.items()}
+        lows = {k: v["tau_no_cert"] for k, v in others.items() if v["tau_no_cert"] is not None}
+        parts.append(
+            f"On the whole TCR (n = {full['n']}) the search proves no certificate up to "
+            f"tau_no_cert = {_f(b['tau_no_cert'], 4)}"
+            + (f", {domains.place(b['tau_no_cert'], lows)} of the other full sequences"
+               if lows and b["tau_no_cert"] is not None else "")
+            + f"; the head's weight bound (Delta = {_f(b['upper_Delta_max'], 4)}, "
+            + (f"{domains.place(b['upper_Delta_max'], deltas)}" if deltas else "")
+            + f") certifies from tau_cert = {_cert(b)} (about (n − 1) Delta / 4 = "
+            + f"{_f((full['n'] - 1) * b['upper_Delta_max'] / 4, 4)}: the same bound for every "
+            + f"pair of sites, as on every full sequence): ratio {_f(b['ratio'])}"
+            + (f", {domains.place(b['ratio'], ratios)}" if ratios else "")
+            + ".")
+    if wins:
+        exact = {k: d["brackets"]["exact"] for k, d in wins.items()}
+        lows = ", ".join(f"{_f(e['tau_no_cert'], 4)} ({k} sites)" for k, e in exact.items())
+        widest = max((e["ratio"] for e in exact.values() if e["ratio"] is not None),
+                     default=None)
+        parts.append(
+            f"On its exact CDR3B windows the table closes the bracket"
+            + ("" if widest is None else f" (ratio at most {_f(widest, 4)})")
+            + f" as on every exact window here: tau_no_cert = {lows}")
+        values = [exact[k]["tau_no_cert"] for k in sorted(exact)]
+        if len(values) > 1 and None not in values:
+            rising = all(a < b for a, b in zip(values, values[1:]))
+            grown = [(label, data[a]["brackets"]["exact"]["tau_no_cert"],
+                      data[b]["brackets"]["exact"]["tau_no_cert"]) for label, a, b in GROWN
+                     if a in data and b in data]
+            parts[-1] += (", rising with the window" if rising else
+                          ", not monotone in the window's size")
+            if grown:
+                same = all((y > x) == rising for _, x, y in grown)
+                parts[-1] += (
+                    (" as the antibody windows' do" if same else
+                     ", unlike the antibody windows'")
+                    + " from 3 to 4 sites ("
+                    + ", ".join(f"{label} {_f(x, 4)} → {_f(y, 4)}" for label, x, y in grown)
+                    + ")")
+        parts[-1] += "."
+        if 3 in wins and exact[3]["tau_no_cert"] is not None:
+            three = {_window_name(d): d["brackets"]["exact"]["tau_no_cert"]
+                     for k, d in data.items()
+                     if (k in WINDOWS or k in REACTION_WINDOWS) and d["n"] == 3
+                     and not d["model"].startswith("sceptr")
+                     and d["brackets"]["exact"]["tau_no_cert"] is not None}
+            w = wins[3]["brackets"]
+            overshoot = {_window_name(d): d["brackets"]["weights"]["ratio"]
+                         for k, d in data.items()
+                         if (k in WINDOWS or k in REACTION_WINDOWS) and d["n"] == 3
+                         and not d["model"].startswith("sceptr")
+                         and d["brackets"]["weights"]["ratio"] is not None}
+            if three:
+                parts.append(
+                    f"The 3-site window's tau_no_cert lies "
+                    f"{domains.place(exact[3]['tau_no_cert'], three)} of the other 3-site "
+                    "windows" + (
+                        f"; its weight bound alone certifies {_f(w['weights']['ratio'], 3)} "
+                        f"times above it ({domains.place(w['weights']['ratio'], overshoot)})"
+                        if w["weights"]["ratio"] is not None and overshoot else "")
+                    + ".")
+    return " ".join(parts) + "\n"
 
 
 def _window_name(d: dict) -> str:
@@ -370,5 +475,6 @@ def _narrowing(full: Sequence[dict]) -> str:
     )
 
 
-__all__ = ["BUDGETS", "COMMAND", "FULL_BUDGET", "FULL_CHAINS", "FULL_TAUS", "REACTION_WINDOWS",
-           "TAUS", "WINDOWS", "WINDOW_BUDGET", "full_chain", "refresh", "render", "run", "window"]
+__all__ = ["BUDGETS", "COMMAND", "FULL_BUDGET", "FULL_CHAINS", "FULL_TAUS", "GROWN",
+           "REACTION_WINDOWS", "TAUS", "TCR_FULL", "TCR_WINDOWS", "WINDOWS", "WINDOW_BUDGET",
+           "full_chain", "refresh", "render", "run", "tcr_paragraph", "window"]

@@ -1,12 +1,15 @@
-"""A third domain beside antibodies: the reaction SMILES masked LMs (rxnmapper, rxnfp).
+"""Other domains beside antibodies: a T-cell receptor (SCEPTR) and reaction SMILES (rxnmapper,
+rxnfp).
 
-Two pieces of docs/results.md ("In context") that set chemistry beside the antibody models:
+Two pieces of docs/results.md ("In context") that set them beside the antibody models:
 
 * **the rectangle test on whole sequences** (Proposition 4, the paper's §4 protocol: random
   rectangles, replacements drawn from the model's own top-50 predictions, tau = 1): AntiBERTy
-  and Sapiens on the trastuzumab chains, rxnmapper (ALBERT) and rxnfp (BERT) on the shipped
-  reaction (:data:`glauber.mlm_backend.sequences.REACTION_SMILES`, 54 tokens, 576 resampled),
-  every site free (:func:`rectangle_entry`);
+  and Sapiens on the trastuzumab chains, SCEPTR on its example TCR
+  (:data:`glauber.mlm_backend.sequences.SCEPTR_EXAMPLE_TCR`, 57 residues in six CDR loops),
+  rxnmapper (ALBERT) and rxnfp (BERT) on the shipped reaction
+  (:data:`glauber.mlm_backend.sequences.REACTION_SMILES`, 54 tokens, 576 resampled), every
+  site free (:func:`rectangle_entry`);
 * **the exact window of a reaction model** (:func:`reaction_window`): a chain over the full
   576-token vocabulary has ``576^3`` states on 3 sites, beyond any enumeration (2 sites already
   hold 331,776). The exact object is the Glauber chain of the model's conditional *renormalised
@@ -24,7 +27,7 @@ them into their folders; :func:`rectangles_markdown` renders the table.
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -36,6 +39,7 @@ from glauber.experiments.common import markdown_table
 SEQUENCES: dict[str, tuple[str, str]] = {
     "sapiens-vh / trastuzumab-vh": ("sapiens-vh", "trastuzumab-vh"),
     "sapiens-vl / trastuzumab-vl": ("sapiens-vl", "trastuzumab-vl"),
+    "sceptr / sceptr-example": ("sceptr", "sceptr-example"),
     "rxnmapper / reaction": ("rxnmapper", "reaction"),
     "rxnfp / reaction": ("rxnfp", "reaction"),
 }
@@ -138,8 +142,64 @@ def run_rectangles(data: dict | None, save: Callable[[dict], Any],
     save(data)
 
 
-def rectangles_markdown(data: dict) -> str:
-    """The table of whole-sequence rectangle tests and what it says against the paper."""
+def place(value: float, others: dict[str, float]) -> str:
+    """Where ``value`` lies among ``others`` (label -> value), in words: ``"above every one"``,
+    ``"below every one"``, or ``"between <label> (<v>) and <label> (<v>)"`` (the nearest below
+    and above).
+
+    Examples
+    --------
+    >>> place(0.5, {"a": 0.2, "b": 0.9, "c": 0.4})
+    'between c (0.4) and b (0.9)'
+    >>> place(1.0, {"a": 0.2}), place(0.1, {"a": 0.2})
+    ('above every one', 'below every one')
+    """
+    below = {k: v for k, v in others.items() if v <= value}
+    above = {k: v for k, v in others.items() if v > value}
+    if not above:
+        return "above every one"
+    if not below:
+        return "below every one"
+    lo = max(below, key=below.__getitem__)
+    hi = min(above, key=above.__getitem__)
+    return f"between {lo} ({below[lo]:.2g}) and {hi} ({above[hi]:.2g})"
+
+
+def tcr_sentence(rows: Sequence[dict], antiberty_full: float | None = None) -> str:
+    """What SCEPTR's whole-TCR rectangle test says beside the antibody and reaction models
+    (empty without its row): its mean ``|delta|`` placed among theirs (:func:`place`), and
+    whether all of the models lie on the same side of the paper's English range.
+
+    ``antiberty_full``: AntiBERTy's mean ``|delta|`` on its whole chains (the ``full`` row of
+    the windows section's rectangle sweep), which this table does not hold.
+    """
+    tcr = [r for r in rows if r["model"] == "sceptr"]
+    if not tcr:
+        return ""
+    t = tcr[0]
+    others = {r["model"]: r["mean_abs_delta"] for r in rows if r["model"] != "sceptr"}
+    if antiberty_full is not None:
+        others["antiberty"] = float(antiberty_full)
+    anti = {k: v for k, v in others.items() if k in ("antiberty", "sapiens-vh", "sapiens-vl")}
+    chem = {k: v for k, v in others.items() if k not in anti}
+    lo, hi = PAPER_ENGLISH
+    where = ("inside" if lo <= t["mean_abs_delta"] <= hi else
+             "below" if t["mean_abs_delta"] < lo else "above")
+    parts = [f"\nOn the TCR (57 residues, every one free) SCEPTR gives mean |δ| = "
+             f"{t['mean_abs_delta']:.2f} ({t['n_above_bound']} of {t['rectangles']} rectangles "
+             f"above their rounding bound): incompatible, as every masked LM here"]
+    if anti:
+        parts.append(f"; among the antibody models on their whole chains it is "
+                     f"{place(t['mean_abs_delta'], anti)}")
+    if chem:
+        parts.append(f", among the reaction models {place(t['mean_abs_delta'], chem)}")
+    parts.append(f"; {where} the paper's {lo}–{hi} for English MLMs.\n")
+    return "".join(parts)
+
+
+def rectangles_markdown(data: dict, antiberty_full: float | None = None) -> str:
+    """The table of whole-sequence rectangle tests and what it says against the paper
+    (``antiberty_full``: see :func:`tcr_sentence`)."""
     rows = data["rows"]
     cells = [(r["label"], r["n"], r["q"], f"{r['mean_abs_delta']:.3g} ± {r['sd_abs_delta']:.2g}",
               f"{r['median_abs_delta']:.3g}", f"{r['max_abs_delta']:.3g}",
@@ -165,9 +225,9 @@ def rectangles_markdown(data: dict) -> str:
             "acids) and the sequence, so only the finding (δ far above rounding, for every "
             "model) transfers, not the value.\n")
     missing = "".join(f"\nMissing: {m}\n" for m in data.get("missing", []))
-    return table + text + missing
+    return table + text + tcr_sentence(rows, antiberty_full) + missing
 
 
 __all__ = ["FREQUENT", "PAPER_ENGLISH", "PAPER_GPT2", "REACTION_SITES", "RECTANGLES",
-           "SEQUENCES", "TOPK", "alphabet_mass", "reaction_window", "rectangle_entry",
-           "rectangles_markdown", "run_rectangles"]
+           "SEQUENCES", "TOPK", "alphabet_mass", "place", "reaction_window", "rectangle_entry",
+           "rectangles_markdown", "run_rectangles", "tcr_sentence"]

@@ -13,7 +13,8 @@ Two experiments (docs/results.md, "In context"):
   every other token), so the two columns are paired.
 * **exact window chains** (issue 9, item 2): the Glauber chain on 3 contiguous CDR3 sites of a
   shipped chain (``20^3 = 8000`` states), on AntiBERTy and on Sapiens (``sapiens-vh`` on a heavy
-  chain, ``sapiens-vl`` on a light chain), beside toy chains of the same size, at every
+  chain, ``sapiens-vl`` on a light chain), on SCEPTR on 3 sites of the CDR3B of its example TCR
+  (:data:`TCR_WINDOWS`), beside toy chains of the same size, at every
   temperature of a grid from one score table per window
   (:class:`~glauber.exact.ExactChain`; the table is kept under ``$GLAUBER_CACHE``): exact
   worst-start ``t_mix(1/4)``, absolute spectral gap, the exact influence summaries and the
@@ -75,6 +76,12 @@ WINDOWS: dict[str, tuple[str, str, str, int]] = {
 REACTION_WINDOWS: dict[str, str] = {
     "rxnmapper / reaction": "rxnmapper",
     "rxnfp / reaction": "rxnfp",
+}
+#: The exact windows of SCEPTR on its example TCR: name -> (model, context, 1-based sites), as
+#: ``glauber certify --model M --context C --sites S`` takes them (positions 50-52 are residues
+#: 7-9 of the CDR3B ``CASSEFQGDNEQFF``, which holds positions 44-57 of the 57).
+TCR_WINDOWS: dict[str, tuple[str, str, str]] = {
+    "sceptr / sceptr-example": ("sceptr", "sceptr-example", "50-52"),
 }
 #: Toy chains of the same size (8000 states; the Ising cycle has 2^13 = 8192).
 TOYS = (
@@ -293,7 +300,14 @@ def exact_window(label: str, taus: Sequence[float] = TAUS, cap: int = TMIX_CAP,
     from glauber.mlm_backend.sequences import ANTIBODY_SEQUENCES
 
     model = chain_model(label)
-    if label in REACTION_WINDOWS:
+    if label in TCR_WINDOWS:
+        model_name, context, _ = TCR_WINDOWS[label]
+        sites = [int(s) for s in model.sites]
+        meta = {"kind": "mlm", "model": model_name, "chain": context, "sites": sites,
+                "positions": [s + 1 for s in sites], "site_numbering": SITE_NUMBERING,
+                "window": _decode(model, model.default_states()[0]),
+                "chain_length": len(model.context)}
+    elif label in REACTION_WINDOWS:
         sites = [int(s) for s in model.sites]
         meta = {"kind": "mlm", "model": REACTION_WINDOWS[label], "chain": "reaction",
                 "sites": sites, "positions": [s + 1 for s in sites],
@@ -314,10 +328,15 @@ def exact_window(label: str, taus: Sequence[float] = TAUS, cap: int = TMIX_CAP,
 
 
 def chain_model(label: str) -> Any:
-    """The model of a window of :data:`WINDOWS` or :data:`REACTION_WINDOWS` (restricted to
-    its sites) or a toy."""
+    """The model of a window of :data:`WINDOWS`, :data:`TCR_WINDOWS` or
+    :data:`REACTION_WINDOWS` (restricted to its sites) or a toy."""
     from glauber.mlm_backend.sequences import ANTIBODY_SEQUENCES
 
+    if label in TCR_WINDOWS:
+        from glauber.models import resolve_model
+
+        model_name, context, sites = TCR_WINDOWS[label]
+        return resolve_model(f"{model_name}@{context}[{sites}]")
     if label in REACTION_WINDOWS:
         return domains.reaction_window(REACTION_WINDOWS[label])
     if label not in WINDOWS:
@@ -489,22 +508,31 @@ def render(folder: Path) -> str:
             + ".\n"]
     if whole:
         parts += [
-            "### Rectangle test on whole sequences: antibodies and reaction SMILES (tau = 1)\n",
+            "### Rectangle test on whole sequences: antibodies, a TCR and reaction SMILES "
+            "(tau = 1)\n",
             "The paper's protocol on the whole sequence, every site free: rectangles drawn "
             f"uniformly (a state, two sites), replacements uniformly among the model's own top "
             f"{domains.TOPK} predictions at each site (every other token for 20 amino acids, "
             f"a real choice among 576 SMILES tokens), {domains.RECTANGLES} rectangles, seed 0 "
-            "(`glauber.experiments.domains.rectangle_entry`). The reaction is the example of "
+            "(`glauber.experiments.domains.rectangle_entry`). The TCR is SCEPTR's example "
+            "(`--context sceptr-example`: 57 residues, the six CDR loops "
+            "CDR1A/CDR2A/CDR3A/CDR1B/CDR2B/CDR3B of a paired alpha-beta receptor), read by "
+            "SCEPTR's MLM-only variant (`sceptr`: 3 layers, width 64). The reaction is the "
+            "example of "
             "rxnmapper's README (54 tokens: `--context reaction`); rxnmapper is an ALBERT "
             "(one layer shared 12 times), rxnfp a BERT, both trained on USPTO reactions. "
             "Above rounding bound: rectangles whose |δ| exceeds their own float rounding "
             "bound.\n",
-            domains.rectangles_markdown(whole)]
+            domains.rectangles_markdown(
+                whole, None if not rect else next(
+                    (r["context"]["mean_abs_delta"] for r in rect["rows"]
+                     if r["length"] == "full"), None))]
     if exact:
         parts += [
             "### Exact window chains beside toys of the same size\n",
-            "Three contiguous CDR3 sites of a shipped chain (positions counted from 1, as `--sites` "
-            "takes them; 20^3 = 8000 states), every other "
+            "Three contiguous CDR3 sites of a shipped chain (positions counted from 1, as "
+            "`--sites` takes them; 20^3 = 8000 states; for SCEPTR three sites of the CDR3B of "
+            "its example TCR, positions 44–57 of 57), every other "
             "site frozen, each model on its own chain type; toys with 8000 states (the Ising "
             f"cycle 8192). All values exact for the window chain: t_mix(1/4) worst start, "
             "computed by repeated squaring of the window's factor M = BA (1,200 classes (site, "
@@ -525,6 +553,7 @@ def render(folder: Path) -> str:
             "|δ| over every rectangle.\n",
             *_reaction_note(exact["results"]),
             _exact_summary(exact["results"]),
+            tcr_exact_sentence(exact["results"]),
             exact_markdown(exact["results"], exact["cap"]),
             "\nScore-table builds (one per chain, shared by the six temperatures): "
             + ", ".join(f"{r['label']} " + (
@@ -564,6 +593,43 @@ def _reaction_note(results: Sequence[dict]) -> list[str]:
         "not checked).\n"]
 
 
+def tcr_exact_sentence(results: Sequence[dict], taus: Sequence[float] = (0.25, 1.0)) -> str:
+    """SCEPTR's exact CDR3B window beside the antibody and reaction windows (empty without
+    it): its exact ``t_mix(1/4)`` at each of ``taus`` placed among theirs
+    (:func:`domains.place`), and the temperature from which Theorem 5 certifies each."""
+    tcr = [r for r in results if r["label"] in TCR_WINDOWS]
+    if not tcr:
+        return ""
+    others = [r for r in results if r["label"] in WINDOWS or r["label"] in REACTION_WINDOWS]
+    parts = []
+    for tau in taus:
+        mine = next((row for row in tcr[0]["rows"] if row["tau"] == tau), None)
+        if mine is None or mine["tmix"] is None:
+            continue
+        theirs = {r["label"]: float(row["tmix"]) for r in others for row in r["rows"]
+                  if row["tau"] == tau and row["tmix"] is not None}
+        parts.append(f"{mine['tmix']} steps at tau = {tau:g}"
+                     + (f" ({domains.place(float(mine['tmix']), theirs)} of the antibody and "
+                        "reaction windows)" if theirs else ""))
+    if not parts:
+        return ""
+
+    def first(res: dict) -> float | None:
+        done = [row["tau"] for row in sorted(res["rows"], key=lambda row: row["tau"])
+                if row["certificate"] != "none"]
+        return done[0] if done else None
+
+    from_tau = first(tcr[0])
+    certified = {r["label"]: first(r) for r in others}
+    same = sorted(k for k, v in certified.items() if v is not None and v == from_tau)
+    return (f"**SCEPTR's CDR3B window** ({tcr[0]['window']}) mixes in t_mix(1/4) = "
+            + "; ".join(parts)
+            + ("" if from_tau is None else
+               f"; Theorem 5 certifies it from tau = {from_tau:g}"
+               + (f", as {', '.join(same)}" if same else ", as no other window of the table"))
+            + ".\n")
+
+
 def _load(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
@@ -572,7 +638,8 @@ def _load(path: Path) -> Any:
 def run(out: Path, parts: Sequence[str], lengths: Sequence[int | str], taus: Sequence[float],
         cap: int, log: Callable[[str], Any], rectangles: int = 300,
         refine_cap: int = 150) -> None:
-    """Run the parts (``rectangles``, ``windows``, ``reactions``: :data:`REACTION_WINDOWS`,
+    """Run the parts (``rectangles``, ``windows``, ``tcr``: :data:`TCR_WINDOWS`,
+    ``reactions``: :data:`REACTION_WINDOWS`,
     ``toys``, ``domains``: the whole-sequence rectangle tests of :mod:`domains`, ``refine``:
     :func:`refine_tmix` with ``refine_cap``) into ``out`` in the order given;
     every finished item is saved at once, and a rerun skips it."""
@@ -589,12 +656,13 @@ def run(out: Path, parts: Sequence[str], lengths: Sequence[int | str], taus: Seq
             domains.run_rectangles(_load(path), lambda data: write_json_atomic(path, data), log)
         else:
             raise InvalidParameterError(
-                f"unknown part {part!r}; use rectangles, windows, reactions, toys, domains, "
-                "refine")
+                f"unknown part {part!r}; use rectangles, windows, tcr, reactions, toys, "
+                "domains, refine")
 
 
 #: The parts of :func:`run` that compute exact chains, and their labels.
-_EXACT_PARTS = {"windows": WINDOWS, "reactions": REACTION_WINDOWS, "toys": TOYS}
+_EXACT_PARTS = {"windows": WINDOWS, "tcr": TCR_WINDOWS, "reactions": REACTION_WINDOWS,
+                "toys": TOYS}
 
 
 def _run_rectangles(path: Path, lengths: Sequence[int | str], rectangles: int,
@@ -625,13 +693,14 @@ def _run_exact(path: Path, labels: Sequence[str], taus: Sequence[float], cap: in
         try:
             res = exact_window(label, taus, cap, lambda s: log("  " + s))
         except Exception as exc:  # a real model that cannot load (e.g. Sapiens not fetched)
-            if label not in WINDOWS and label not in REACTION_WINDOWS:
+            if label not in WINDOWS and label not in REACTION_WINDOWS and (
+                    label not in TCR_WINDOWS):
                 raise
             data["missing"].append(f"{label}: {type(exc).__name__}: {exc}")
             log(f"  missing: {exc}")
             continue
         data["results"].append(res)
-        order = [*WINDOWS, *REACTION_WINDOWS, *TOYS]
+        order = [*WINDOWS, *TCR_WINDOWS, *REACTION_WINDOWS, *TOYS]
         data["results"].sort(key=lambda r: order.index(r["label"]))
         write_json_atomic(path, data)
 
@@ -640,10 +709,12 @@ def refresh(folder: Path, work: Path, log: Callable[[str], Any]) -> None:
     """Run every part of :func:`run` with its defaults into ``folder`` (``work`` is not used:
     the parts' JSON is the data itself, and the score tables are cached under
     ``$GLAUBER_CACHE``)."""
-    run(folder, ("windows", "rectangles", "toys", "reactions", "domains", "refine"), LENGTHS,
-        TAUS, TMIX_CAP, log)
+    run(folder, ("windows", "rectangles", "toys", "tcr", "reactions", "domains", "refine"),
+        LENGTHS, TAUS, TMIX_CAP, log)
 
 
-__all__ = ["COMMAND", "LENGTHS", "TAUS", "TOYS", "WINDOWS", "capped_tmix", "chain_model",
+__all__ = ["COMMAND", "LENGTHS", "REACTION_WINDOWS", "TAUS", "TCR_WINDOWS", "TOYS", "WINDOWS",
+           "capped_tmix", "chain_model",
            "exact_markdown", "exact_rows", "exact_window", "rectangle_markdown", "rectangle_row",
-           "refine_tmix", "refresh", "render", "run", "spectral_lower_bound", "window_sites"]
+           "refine_tmix", "refresh", "render", "run", "spectral_lower_bound",
+           "tcr_exact_sentence", "window_sites"]

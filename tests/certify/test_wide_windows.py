@@ -157,6 +157,26 @@ def test_a_window_above_the_sparse_limit_is_exact_by_default(matrix_free, monkey
     assert f"<= t_mix(0.25) <= {e.tmix_upper}" in refused.exact_note
 
 
+def test_the_bracket_of_a_window_above_the_exhaustive_limit_is_exact(matrix_free, monkeypatch):
+    # as if the 625 states were 5 amino acids' 3,200,000: above what the other stages
+    # enumerate and what a source tabulates by default; the chain's table still answers
+    monkeypatch.setattr("glauber.certify.bracket.TABULATE_MAX_STATES", 100)
+    monkeypatch.setattr(pipeline, "EXACT_MAX_STATES", 100)
+    window = _wide_window()
+    cert = certify(window, 1.0, n_rectangles=5, n_pairs=0, max_exhaustive_states=100)
+    b = cert.bracket
+    assert cert.exact is not None and not cert.influence.exhaustive
+    assert b.upper_method == "tabulated" and b.lower_method == "exact (table)"
+    assert b.tau_no_cert is not None and b.ratio < 1.01
+    # oracle: the spectral radius of the exact C of the chain itself, at each end
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sparse, "SPARSE_MAX_STATES", 2**20)
+        reference = ExactChain(window, 1.0)
+    rho = [float(np.abs(np.linalg.eigvals(reference.at(t).influence_matrix())).max())
+           for t in (b.tau_no_cert, b.tau_cert)]
+    assert rho[0] >= 1.0 - 1e-9 and rho[1] < 1.0
+
+
 def test_dry_run_says_the_exact_chain_takes_five_sites(matrix_free, monkeypatch):
     text = table_plan_text(_wide_window())
     assert "certify builds it by default (625 states <= 3,200,000" in text

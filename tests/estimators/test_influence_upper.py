@@ -122,3 +122,46 @@ def test_a_model_without_structure_is_refused_with_what_to_change():
     small = FunctionModel(3, 2, lambda x, i: np.zeros((len(x), 2)))
     with pytest.raises(UnboundableModelError, match="closed form"):
         influence_upper_bound(small, 1.0, tabulate=False)
+
+
+def test_a_tabulated_source_keeps_each_temperature_and_gives_copies(monkeypatch):
+    # oracle: the definition over every ordered pair of tokens at j (the TV and oscillation of
+    # the full [b, b'] square), written here independently of the source's pair loop
+    from glauber.estimators.influence_upper import UpperBoundSource
+    from glauber.toy_models import RandomTableModel
+
+    model = RandomTableModel(3, 4, rng=5, scale=2.0)
+    source = UpperBoundSource(model, tabulate=True)
+    for tau in (0.5, 2.0):
+        C, tol = source.tabulated_C(tau)
+        want = np.zeros((3, 3))
+        D = np.zeros((3, 3))
+        for i in range(3):
+            for j in range(3):
+                if i == j:
+                    continue
+                k = 3 - i - j  # the third site
+                for xk in range(4):
+                    for b in range(4):
+                        for c in range(4):
+                            x, y = np.zeros(3, int), np.zeros(3, int)
+                            x[k] = y[k] = xk
+                            x[j], y[j] = b, c
+                            sx = model.scores(x[None], [i])[0]
+                            sy = model.scores(y[None], [i])[0]
+                            px = np.exp(sx / tau - np.logaddexp.reduce(sx / tau))
+                            py = np.exp(sy / tau - np.logaddexp.reduce(sy / tau))
+                            want[i, j] = max(want[i, j], 0.5 * np.abs(px - py).sum())
+                            d = sx - sy
+                            D[i, j] = max(D[i, j], d.max() - d.min())
+        assert np.all(C >= want) and np.all(C <= want + 2 * tol + 1e-15)
+        assert np.all(source.Delta >= D) and np.allclose(source.Delta, D, rtol=1e-12)
+    calls = []
+    monkeypatch.setattr(source, "_tabulated_C",
+                        lambda tau: calls.append(tau) or (np.eye(3), 0.0))
+    first, _ = source.tabulated_C(2.0)  # kept from above: not recomputed
+    first[0, 1] = 7.0  # a caller's change does not reach the kept value
+    again, _ = source.tabulated_C(2.0)
+    assert calls == [] and again[0, 1] != 7.0
+    source.tabulated_C(3.0)
+    assert calls == [3.0]

@@ -30,7 +30,7 @@ def test_the_bracket_holds_the_exact_mixing_time(n, q, seed, scale, tau, eps) ->
         assert bracket.lower <= exact
         assert bracket.upper is None or exact <= bracket.upper
         sources = {c.details["source"] for c in bracket.claims}
-        assert sources == {"influence", "starts"}
+        assert sources == {"influence", "starts", "start-pairs"}
         cert = certify_contraction(chain.influence_matrix(), eps, chain.influence_rounding())
         assert (bracket.upper is None) == (cert.best == "none")
 

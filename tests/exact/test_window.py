@@ -103,10 +103,38 @@ def test_the_bracket_holds_the_exact_mixing_time(seed, scale, tau, eps) -> None:
     bracket = chain.mixing_bracket(eps)
     assert bracket.lower <= exact
     assert bracket.upper is None or exact <= bracket.upper
-    assert {c.details["source"] for c in bracket.claims} == {"influence", "starts"}
+    assert {c.details["source"] for c in bracket.claims} == {"influence", "starts",
+                                                              "start-pairs"}
     np.testing.assert_allclose(chain.stationary(), reference.stationary(), atol=1e-10)
     np.testing.assert_array_equal(chain.influence_matrix(), reference.influence_matrix())
     assert chain.influence_rounding() == reference.influence_rounding()
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_without_a_certificate_the_pairs_of_starts_still_bound_tmix(seed) -> None:
+    # strong scores at a low temperature: C has no Theorem 5 certificate, so pi's error (the
+    # certificate's t_mix(1/4) times the residual) is unbounded and the starts' distances to pi
+    # give 0; two starts' distance to each other needs no pi (dbar(t) <= 2 d(t))
+    model, tau, eps = table_model(3, 5, seed, scale=3.0), 0.5, 0.25
+    reference = ExactChain(model, tau)
+    P, pi = reference.dense_transition_matrix(), reference.stationary()
+    exact = mixing.mixing_time(P, pi, eps)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sparse, "SPARSE_MAX_STATES", 32)
+        chain = ExactChain(model, tau)
+    bracket = chain.mixing_bracket(eps)
+    claims = {c.details["source"]: c for c in bracket.claims}
+    assert claims["influence"].bound is None and claims["starts"].bound == 0
+    # oracle: dense powers of P from the same starts, the last t with two of them > 2 eps apart
+    starts = claims["start-pairs"].details["starts"]
+    laws, last = np.eye(P.shape[0])[starts], -1
+    for t in range(exact + 1):
+        apart = max(0.5 * np.abs(laws[a] - laws[b]).sum()
+                    for a in range(len(starts)) for b in range(a + 1, len(starts)))
+        last = t if apart > 2 * eps else last
+        laws = laws @ P
+    assert 1 <= claims["start-pairs"].bound == last + 1 <= exact
+    assert bracket.lower == claims["start-pairs"].bound and bracket.upper is None
 
 
 def test_the_chain_answers_as_the_sparse_one(low_limit) -> None:
