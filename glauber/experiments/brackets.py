@@ -314,7 +314,10 @@ def render(folder: Path) -> str:
             "windows section says what that chain is")
         five = "" if not any(d["n"] == 5 for d in wins) else (
             "; 5 sites: 3,200,000 states, 800,000 rows, the matrix-free chain "
-            "(`WindowChain`: the exact C from the table, never the transition matrix)")
+            "(`WindowChain`: the exact C from the table, never the transition matrix); no "
+            "5-site window of AntiBERTy or Sapiens is here: its 800,000-row table is planned by "
+            "`glauber certify --sites 96-100 --dry-run` at about 9.7 h on these 2 cores, 72 min "
+            "over 16 Ray CPUs, about 7 min on a GPU (uncalibrated), and no GPU was lent")
         lines += [
             "**Exact CDR3 windows** (3 sites, every other residue frozen, 8,000 states, one "
             f"score table of 1,200 model rows; 4 sites: 160,000 states, 32,000 rows{five}{chem}): "
