@@ -185,9 +185,10 @@ def test_bad_contexts_are_refused_before_any_forward(model, context, error, matc
 
 
 def test_a_window_above_the_exact_limit_is_refused_before_any_forward():
-    # 20^5 states: over the sparse limit of 2^20 (a 4-site window, 160,000 states, now fits)
-    window = restrict(NoForward(10, 20), np.zeros(10, dtype=int), [2, 3, 4, 5, 6])
-    with pytest.raises(StateSpaceTooLargeError, match="max_states=3200000"):
+    # 20^6 states: over the matrix-free limit of 20^5 (a 5-site window, 3.2 million states,
+    # now fits: glauber.exact.window_chain)
+    window = restrict(NoForward(10, 20), np.zeros(10, dtype=int), [2, 3, 4, 5, 6, 7])
+    with pytest.raises(StateSpaceTooLargeError, match="over the matrix-free limit"):
         ExactChain(window, 1.0)
     with pytest.raises(StateSpaceTooLargeError, match="over the limit max_states = 8000"):
         ExactChain(restrict(NoForward(10, 21), np.zeros(10, dtype=int), [2, 3, 4]), 1.0,
