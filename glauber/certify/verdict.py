@@ -185,7 +185,8 @@ def _mixing(cert: Certificate) -> str:
                      f"{e.num_states:,} states, too many to step every start)")
     elif e is not None and e.tmix_lower:
         parts.append(f"known: t_mix({eps:g}) > {e.tmix_lower - 1:,} steps from the worst start "
-                     f"(the exact chain over all {e.num_states:,} states, not stepped further)")
+                     f"(a rigorous lower bound from the exact chain over all {e.num_states:,} "
+                     "states; no upper bound is proved)")
     if proved:
         parts.append(f"{'' if parts else 'yes, '}proved: t_mix({eps:g}) <= {_steps(bound)} "
                      f"steps (Theorem 5, corrected: {cert.influence.contraction.best} "
@@ -282,7 +283,8 @@ def _known(cert: Certificate) -> list[str]:
         out.append(f"{e.tmix_lower:,} <= t_mix({cert.eps:g}) <= {e.tmix_upper:,} steps "
                    "(rigorous bracket)")
     elif e.tmix_lower:
-        out.append(f"t_mix({cert.eps:g}) > {e.tmix_lower - 1:,} steps (not computed further)")
+        out.append(f"t_mix({cert.eps:g}) > {e.tmix_lower - 1:,} steps (a rigorous lower bound; "
+                   "no upper bound is proved)")
     if e.absolute_gap is not None:
         out.append(f"absolute spectral gap {_g(e.absolute_gap)}, relaxation time "
                    f"{_g(e.relaxation_time)} steps")

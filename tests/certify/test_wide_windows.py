@@ -64,6 +64,21 @@ def test_a_contracting_chain_above_the_limit_gets_both_ends():
     assert f"{e.tmix_lower:,} <= t_mix(0.25) <= {e.tmix_upper:,} steps" in format_certificate(cert)
 
 
+def test_a_chain_without_a_certificate_above_the_limit_gets_a_lower_end_that_holds():
+    # strong scores at a low temperature: no Theorem 5 certificate, so no upper end, and the
+    # solved law's error is unbounded; two starts' distance from each other needs no law
+    model = RandomTableModel(3, 5, rng=0, scale=3.0)
+    exact = ExactChain(model, 0.5).mixing_time(0.25)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(chain_mixing, "EXACT_TMIX_MAX_STATES", 100)
+        cert = certify(model, 0.5, exact=True, n_rectangles=5, n_pairs=0)
+    e = cert.exact
+    assert e.tmix is None and e.tmix_upper is None and 1 <= e.tmix_lower <= exact
+    text = " ".join(format_certificate(cert).split())  # the verdict wraps its lines
+    assert (f"t_mix(0.25) > {e.tmix_lower - 1:,} steps from the worst start (a rigorous lower "
+            "bound") in text
+
+
 def test_the_plan_counts_rows_shards_and_bytes_by_hand():
     model = RandomJointModel(3, 4, rng=0)  # 3 x 4^2 = 48 rows
     plan = table_plan(model, shard_rows=10, rates={"cpu": 4.0}, rate_notes={"cpu": "test"})
