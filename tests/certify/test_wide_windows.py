@@ -192,6 +192,22 @@ def test_the_bracket_of_a_window_above_the_exhaustive_limit_is_exact(matrix_free
     assert rho[0] >= 1.0 - 1e-9 and rho[1] < 1.0
 
 
+def test_the_verdict_reads_the_exact_chains_certificate_when_the_stage_searched(
+        matrix_free, monkeypatch):
+    monkeypatch.setattr("glauber.certify.bracket.TABULATE_MAX_STATES", 100)
+    monkeypatch.setattr(pipeline, "EXACT_MAX_STATES", 100)
+    window = _wide_window()  # scale 0.1: the exact C certifies at tau = 1
+    cert = certify(window, 1.0, n_rectangles=5, n_pairs=0, max_exhaustive_states=100,
+                   bracket=False)
+    x = cert.exact.contraction
+    assert not cert.influence.exhaustive and x.best != "none"
+    assert cert.exact.tmix_upper == math.ceil(x.best_bound)
+    text = " ".join(format_certificate(cert).split())
+    assert (f"Theorem 5 certificate? yes, proved: t_mix(0.25) <= {math.ceil(x.best_bound)} "
+            "steps at tau = 1 (Theorem 5, corrected: ") in text
+    assert "certificate on the exact chain's influence matrix; the influence stage searched" in text
+
+
 def test_dry_run_says_the_exact_chain_takes_five_sites(matrix_free, monkeypatch):
     text = table_plan_text(_wide_window())
     assert "certify builds it by default (625 states <= 3,200,000" in text
