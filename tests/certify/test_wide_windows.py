@@ -209,7 +209,10 @@ def test_the_verdict_reads_the_exact_chains_certificate_when_the_stage_searched(
 
 
 def test_dry_run_says_the_exact_chain_takes_five_sites(matrix_free, monkeypatch):
+    plan = table_plan(_wide_window())  # 4 sites x 5 tokens: 4 x 125 rows of 5 scores
+    assert plan.compact and plan.table_bytes == plan.disk_bytes == 8 * 4 * 5**3 * 5
     text = table_plan_text(_wide_window())
+    assert "in memory (compact: the matrix-free chain never expands it)" in text
     assert "certify builds it by default (625 states <= 3,200,000" in text
     assert "matrix-free" in text
     spins = RandomJointModel(9, 2, rng=0)  # 512 states, more sites than tokens: no factor
