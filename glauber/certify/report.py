@@ -298,7 +298,7 @@ def _stationary(data: Mapping[str, Any]) -> Section | str:
     tmix = exact.get("tmix")
     rows = [(f"t_mix({_g(eps)}), worst start",
              f"{tmix:,} steps (exact)" if tmix is not None else
-             f"> {exact['tmix_lower'] - 1:,} steps (not computed further)"
+             f"> {exact['tmix_lower'] - 1:,} steps (a rigorous lower bound; no upper bound)"
              if exact.get("tmix_lower") else "not computed"),
             ("absolute spectral gap, relaxation time",
              f"{_g(exact.get('absolute_gap'))}, {_g(exact.get('relaxation_time'))} steps"),

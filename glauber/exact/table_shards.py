@@ -123,7 +123,9 @@ class TablePlan(JsonResult):
     rows_left : int
         Queries still to run.
     table_bytes : int
-        The table in memory, float64 ``[n, q^n, q]``.
+        The table in memory: float64 ``[n, q^n, q]``, or the compact ``[n, q^(n-1), q]`` for a
+        chain the exact path takes matrix-free (:func:`glauber.exact.window.matrix_free`),
+        which never expands it.
     disk_bytes : int
         The shards on disk, float64 ``[rows, q]``.
     folder : str or None
@@ -146,6 +148,7 @@ class TablePlan(JsonResult):
     folder: str | None
     rates: dict
     rate_notes: dict
+    compact: bool = False
 
     def seconds(self, where: str) -> float:
         """Estimated seconds of the rows left at ``where``'s rate (``inf`` when unknown)."""
@@ -158,8 +161,10 @@ class TablePlan(JsonResult):
             f"score table: {self.rows:,} rows (n q^(n-1) = {self.n} x {self.q}^{self.n - 1}) in "
             f"{self.shards:,} shards of <= {self.shard_rows:,} rows; {self.shards_done:,} on disk, "
             f"{self.rows_left:,} rows left",
-            f"  size: {human_bytes(self.table_bytes)} in memory, {human_bytes(self.disk_bytes)} "
-            f"on disk{'' if self.folder is None else ' (' + self.folder + ')'}",
+            f"  size: {human_bytes(self.table_bytes)} in memory"
+            f"{' (compact: the matrix-free chain never expands it)' if self.compact else ''}, "
+            f"{human_bytes(self.disk_bytes)} on disk"
+            f"{'' if self.folder is None else ' (' + self.folder + ')'}",
         ]
         for where in ("cpu", "ray", "gpu"):
             if where in self.rates:
@@ -189,8 +194,11 @@ def table_plan(model: ConditionalModel, folder: Path | None = None,
     ResumeMismatchError
         If a shard in ``folder`` belongs to another table.
     """
+    from glauber.exact.window import matrix_free
+
     n, q = int(model.n), int(model.q)
     per_site = q ** (n - 1)
+    compact = matrix_free(n, q)
     shards = shard_count(per_site, shard_rows)
     done = rows_done = 0
     if folder is not None:
@@ -203,9 +211,10 @@ def table_plan(model: ConditionalModel, folder: Path | None = None,
                     rows_done += hi - lo
     return TablePlan(
         n=n, q=q, rows=n * per_site, shard_rows=int(shard_rows), shards=n * shards,
-        shards_done=done, rows_left=n * per_site - rows_done, table_bytes=8 * n * q**n * q,
+        shards_done=done, rows_left=n * per_site - rows_done,
+        table_bytes=8 * n * (per_site if compact else q**n) * q,
         disk_bytes=8 * n * per_site * q, folder=None if folder is None else str(folder),
-        rates=dict(rates or {}), rate_notes=dict(rate_notes or {}))
+        rates=dict(rates or {}), rate_notes=dict(rate_notes or {}), compact=compact)
 
 
 def plan_rates(cores: int, ray_cpus: int = RAY_PLAN_CPUS) -> tuple[dict, dict]:

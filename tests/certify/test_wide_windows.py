@@ -64,6 +64,21 @@ def test_a_contracting_chain_above_the_limit_gets_both_ends():
     assert f"{e.tmix_lower:,} <= t_mix(0.25) <= {e.tmix_upper:,} steps" in format_certificate(cert)
 
 
+def test_a_chain_without_a_certificate_above_the_limit_gets_a_lower_end_that_holds():
+    # strong scores at a low temperature: no Theorem 5 certificate, so no upper end, and the
+    # solved law's error is unbounded; two starts' distance from each other needs no law
+    model = RandomTableModel(3, 5, rng=0, scale=3.0)
+    exact = ExactChain(model, 0.5).mixing_time(0.25)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(chain_mixing, "EXACT_TMIX_MAX_STATES", 100)
+        cert = certify(model, 0.5, exact=True, n_rectangles=5, n_pairs=0)
+    e = cert.exact
+    assert e.tmix is None and e.tmix_upper is None and 1 <= e.tmix_lower <= exact
+    text = " ".join(format_certificate(cert).split())  # the verdict wraps its lines
+    assert (f"t_mix(0.25) > {e.tmix_lower - 1:,} steps from the worst start (a rigorous lower "
+            "bound") in text
+
+
 def test_the_plan_counts_rows_shards_and_bytes_by_hand():
     model = RandomJointModel(3, 4, rng=0)  # 3 x 4^2 = 48 rows
     plan = table_plan(model, shard_rows=10, rates={"cpu": 4.0}, rate_notes={"cpu": "test"})
@@ -177,8 +192,27 @@ def test_the_bracket_of_a_window_above_the_exhaustive_limit_is_exact(matrix_free
     assert rho[0] >= 1.0 - 1e-9 and rho[1] < 1.0
 
 
+def test_the_verdict_reads_the_exact_chains_certificate_when_the_stage_searched(
+        matrix_free, monkeypatch):
+    monkeypatch.setattr("glauber.certify.bracket.TABULATE_MAX_STATES", 100)
+    monkeypatch.setattr(pipeline, "EXACT_MAX_STATES", 100)
+    window = _wide_window()  # scale 0.1: the exact C certifies at tau = 1
+    cert = certify(window, 1.0, n_rectangles=5, n_pairs=0, max_exhaustive_states=100,
+                   bracket=False)
+    x = cert.exact.contraction
+    assert not cert.influence.exhaustive and x.best != "none"
+    assert cert.exact.tmix_upper == math.ceil(x.best_bound)
+    text = " ".join(format_certificate(cert).split())
+    assert (f"Theorem 5 certificate? yes, proved: t_mix(0.25) <= {math.ceil(x.best_bound)} "
+            "steps at tau = 1 (Theorem 5, corrected: ") in text
+    assert "certificate on the exact chain's influence matrix; the influence stage searched" in text
+
+
 def test_dry_run_says_the_exact_chain_takes_five_sites(matrix_free, monkeypatch):
+    plan = table_plan(_wide_window())  # 4 sites x 5 tokens: 4 x 125 rows of 5 scores
+    assert plan.compact and plan.table_bytes == plan.disk_bytes == 8 * 4 * 5**3 * 5
     text = table_plan_text(_wide_window())
+    assert "in memory (compact: the matrix-free chain never expands it)" in text
     assert "certify builds it by default (625 states <= 3,200,000" in text
     assert "matrix-free" in text
     spins = RandomJointModel(9, 2, rng=0)  # 512 states, more sites than tokens: no factor
