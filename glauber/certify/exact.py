@@ -134,6 +134,11 @@ class ExactValues(JsonResult):
     traps : tuple of Trap
         The perfect traps of largest margin, largest first (at most
         :data:`glauber.certify.exact.TOP_STATES`).
+    absolute_gap_lower : float or None
+        Where ``absolute_gap`` is not computed (the matrix-free chain of a 5-site window, a
+        large non-reversible chain): a proved lower bound on it, corrected Theorem 5's
+        ``(1 - rho(C))/n`` (:meth:`~glauber.exact.ExactChain.absolute_gap_lower_bound`; 0.0 where
+        ``rho(C) >= 1``); None where the gap is computed or the kernel is not the paper's.
     """
 
     num_states: int
@@ -158,6 +163,7 @@ class ExactValues(JsonResult):
     tmix_upper: int | None = None
     top_states: tuple[StateMass, ...] = ()
     traps: tuple[Trap, ...] = ()
+    absolute_gap_lower: float | None = None
 
 
 def exact_values(
@@ -243,6 +249,8 @@ def exact_values(
         top_states=tuple(StateMass(tuple(int(v) for v in states[k]), float(log_pi[k]))
                          for k in top),
         traps=traps,
+        absolute_gap_lower=(chain.absolute_gap_lower_bound()
+                            if gap is None and chain.kernel.is_plain else None),
     )
 
 
@@ -254,9 +262,10 @@ def window_values(chain: WindowChain, eps: float, trap_state: np.ndarray | None 
     (margins and escape probabilities from the compact table). From the solved stationary law
     (normwise accurate; its residual and TV error bound are in ``notes``): the mode, the top
     states, the traps' masses, reversibility, and the starts of the rigorous ``t_mix`` bracket
-    (:meth:`~glauber.exact.window_chain.WindowChain.mixing_bracket`). Not computed: the gap (no
-    proved gap of a non-reversible chain; ``spectral_estimate()`` gives an Arnoldi estimate),
-    the rectangles (``1.2e10`` of them).
+    (:meth:`~glauber.exact.window_chain.WindowChain.mixing_bracket`). The gap is not computed;
+    a proved lower bound on it is (``absolute_gap_lower``, from the influence matrix), no upper
+    bound (a non-reversible chain; ``spectral_estimate()`` gives an Arnoldi estimate). Not
+    computed either: the rectangles (``1.2e10`` of them).
 
     Raises
     ------
@@ -275,8 +284,12 @@ def window_values(chain: WindowChain, eps: float, trap_state: np.ndarray | None 
                  f"{stationary_tv_error_bound(found.solution.residual_l1, quarter):.2g}"
                  + ("" if math.isfinite(quarter) else " (no t_mix(1/4) bound: C has no "
                     "certificate)"))
-    notes.append("spectral gap: not proved on the matrix-free path (a non-reversible chain; "
-                 "WindowChain.spectral_estimate() gives an Arnoldi estimate)")
+    gap_lower = chain.absolute_gap_lower_bound()
+    notes.append((f"spectral gap: >= {gap_lower:.4g} proved (corrected Theorem 5: every "
+                  "eigenvalue but 1 has |lambda| <= 1 - (1 - rho(C))/n)" if gap_lower > 0 else
+                  "spectral gap: no lower bound proved (rho(C) >= 1)")
+                 + "; no upper bound is proved for a non-reversible chain (WindowChain."
+                 "spectral_estimate() gives an Arnoldi estimate)")
     notes.append(f"rectangles: not enumerated ({chain.num_states:,} states; Proposition 4 "
                  "is sampled by the rectangles stage)")
     bracket = chain.mixing_bracket(eps)
@@ -299,7 +312,7 @@ def window_values(chain: WindowChain, eps: float, trap_state: np.ndarray | None 
         max_stationary_mass=float(pi[mode]), **trap, rectangles=None, notes=tuple(notes),
         top_states=tuple(StateMass(tuple(int(v) for v in row), float(log_pi[k]))
                          for row, k in zip(tokens, top)),
-        traps=traps)
+        traps=traps, absolute_gap_lower=gap_lower)
 
 
 def _window_traps(chain: WindowChain, log_pi: np.ndarray) -> tuple[dict, tuple[Trap, ...]]:

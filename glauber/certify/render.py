@@ -175,7 +175,9 @@ def _influence_section(cert: Certificate) -> list[str]:
                 f"> {_int(e.tmix_lower - 1)} (not computed: see the notes)" if e.tmix_lower else
                 "n/a")
         out.append(f"  {'exact t_mix(eps), worst start':<{_WIDTH}} {'':<22}{tmix}")
-        out.append(f"  {'exact spectral gap (absolute)':<{_WIDTH}} {'':<22}{_num(e.absolute_gap)}")
+        gap = (_num(e.absolute_gap) if e.absolute_gap is not None or not e.absolute_gap_lower
+               else f">= {_num(e.absolute_gap_lower)} (proved from C; no upper bound)")
+        out.append(f"  {'exact spectral gap (absolute)':<{_WIDTH}} {'':<22}{gap}")
         out.append(f"  {'exact relaxation time':<{_WIDTH}} {'':<22}{_num(e.relaxation_time)}")
     out += [
         _row("Lemma 6: max_i sum_j Delta/(4 tau)", r.lemma6_alpha,

@@ -301,7 +301,10 @@ def _stationary(data: Mapping[str, Any]) -> Section | str:
              f"> {exact['tmix_lower'] - 1:,} steps (a rigorous lower bound; no upper bound)"
              if exact.get("tmix_lower") else "not computed"),
             ("absolute spectral gap, relaxation time",
-             f"{_g(exact.get('absolute_gap'))}, {_g(exact.get('relaxation_time'))} steps"),
+             f"{_g(exact.get('absolute_gap'))}, {_g(exact.get('relaxation_time'))} steps"
+             if exact.get("absolute_gap") is not None or not exact.get("absolute_gap_lower")
+             else f">= {_g(exact['absolute_gap_lower'])} (proved from C; no upper bound), "
+                  "not computed"),
             ("states", f"{exact['num_states']:,}")]
     top = exact.get("top_states") or ()
     if not top:

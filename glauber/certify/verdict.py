@@ -296,6 +296,9 @@ def _known(cert: Certificate) -> list[str]:
     if e.absolute_gap is not None:
         out.append(f"absolute spectral gap {_g(e.absolute_gap)}, relaxation time "
                    f"{_g(e.relaxation_time)} steps")
+    elif e.absolute_gap_lower:
+        out.append(f"absolute spectral gap >= {_g(e.absolute_gap_lower)} (proved from the "
+                   "influence matrix, corrected Theorem 5; no upper bound is proved)")
     out.append(f"influence matrix C: rho(C) = {x.spectral_radius:.4g}, alpha_row = "
                f"{x.alpha_row:.4g}, alpha_col = {x.alpha_col:.4g}")
     out.append(f"stationary law: most probable state {state_text(cert.labels, e.mode_state)} with mass "

@@ -15,6 +15,7 @@ from glauber.errors import EstimateOnlyError, GlauberError, InvalidParameterErro
 from glauber.exact import krylov, mixing, spectral
 from glauber.exact.factored import factor_matrix
 from glauber.exact.krylov import SpectralEstimate
+from glauber.theory.gap_bound import absolute_gap_lower_bound
 from glauber.theory.kernels import REVERSIBILITY_RTOL
 
 GapMethod = Literal["auto", "dense", "lanczos"]
@@ -115,6 +116,29 @@ class SpectrumQueries:
         return self._cached("abs_gap_mh", lambda: min(
             estimate.absolute_gap, 1.0 + krylov.smallest_eigenvalue(
                 self._cached("A_sym", self._symmetrisation))))
+
+    def absolute_gap_lower_bound(self) -> float:
+        """A proved lower bound on :meth:`absolute_spectral_gap`, reversible or not.
+
+        Corrected Theorem 5's eigenvalue bound on the exact influence matrix, enclosed against
+        its rounding (:func:`glauber.theory.gap_bound.absolute_gap_lower_bound`): every
+        eigenvalue ``lambda != 1`` has ``|lambda| <= 1 - (1 - rho(C))/n``. 0.0 where
+        ``rho(C) >= 1`` (nothing is proved). It needs only the influence matrix, so it is
+        available where no gap is (the matrix-free chain of a 5-site window).
+
+        Raises
+        ------
+        InvalidParameterError
+            If the kernel is not the paper's (random scan of Gibbs updates): the bound is
+            proved for that coupling only.
+        """
+        if not self.kernel.is_plain:
+            raise InvalidParameterError(
+                f"the influence bound on the gap is proved for the paper's kernel (random scan "
+                f"of Gibbs updates), not {self.kernel.label!r}; build the chain with "
+                "kernel='random'")
+        return self._cached("abs_gap_lower", lambda: absolute_gap_lower_bound(
+            self.influence_matrix(), self.influence_rounding()))
 
     def _dense_gap(self, method: str) -> bool:
         if method not in ("auto", "dense", "lanczos"):

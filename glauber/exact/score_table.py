@@ -27,6 +27,7 @@ from typing import Any, Callable
 import numpy as np
 
 from glauber.core.enumeration import radix_weights, table_queries
+from glauber.core.heap import heap_reuse
 from glauber.core.io import atomic_write_text, cache_root
 from glauber.core.memory import check_fits
 from glauber.core.protocol import ConditionalModel
@@ -173,12 +174,13 @@ def compact_score_table(
     else:
         results = executor.map(shard_task, [(model, i, lo, hi, batch_size)
                                             for i, _, lo, hi in missing])
-    for (i, k, lo, hi), scores in zip(missing, results):
-        if folder is not None:
-            save_shard(shard_path(folder, i, k), shard_key(model, i, lo, hi), scores)
-        shards[i, k] = scores
-        if executor is not None:
-            report(hi - lo)
+    with heap_reuse():  # the forwards' intermediates are reused, not mapped afresh each time
+        for (i, k, lo, hi), scores in zip(missing, results):
+            if folder is not None:
+                save_shard(shard_path(folder, i, k), shard_key(model, i, lo, hi), scores)
+            shards[i, k] = scores
+            if executor is not None:
+                report(hi - lo)
     compact = np.empty((n, per_site, q), dtype=np.float64)
     for i in range(n):
         count = shard_count(per_site, shard_rows)

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from glauber.core.arrays import JsonResult, all_finite, to_numpy
+from glauber.core.heap import heap_reuse
 from glauber.core.io import atomic_write_bytes
 from glauber.core.memory import human_bytes
 from glauber.core.protocol import ConditionalModel
@@ -283,8 +284,10 @@ def shard_scores(model: ConditionalModel, site: int, lo: int, hi: int,
 
 def shard_task(task: tuple[Any, ...]) -> np.ndarray:
     """:func:`shard_scores` of ``task = (model, site, lo, hi, batch_size)``: a module-level
-    function, so that a remote executor (Ray) can run it on a worker."""
-    return shard_scores(*task)
+    function, so that a remote executor (Ray) can run it on a worker, whose freed forward
+    intermediates it keeps in the heap (:func:`glauber.core.heap.heap_reuse`)."""
+    with heap_reuse():
+        return shard_scores(*task)
 
 
 __all__ = [

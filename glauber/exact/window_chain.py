@@ -16,8 +16,10 @@ It reads only the compact score table (``n q^(n-1)`` rows,
 * the worst-start ``t_mix`` bracket of the 4-site path (:meth:`mixing_bracket`): corrected
   Theorem 5 above; the distances from three starts, stepped matrix-free with every step's
   rounding and ``pi``'s error subtracted, below;
-* an Arnoldi estimate of the absolute gap on ``M`` (``P``'s non-zero eigenvalues are ``M``'s):
-  labelled an estimate, never used by a rigorous bound.
+* a proved lower bound on the absolute gap, ``(1 - rho(C))/n`` from the exact ``C``
+  (:meth:`~glauber.exact.ExactChain.absolute_gap_lower_bound`), and an Arnoldi estimate of the
+  gap on ``M`` (``P``'s non-zero eigenvalues are ``M``'s): labelled an estimate, never used by a
+  rigorous bound. No upper bound on the gap is proved.
 
 What needs ``P`` or the expanded table (dense algebra, rectangles, basins, oscillations) raises
 :class:`~glauber.errors.StateSpaceTooLargeError` saying so.
@@ -364,7 +366,8 @@ class WindowChain(ExactChain, matrix_free=True):
         return self._cached(f"estimate:{seed}", compute)
 
     def absolute_spectral_gap(self, method: str = "auto") -> float:
-        """Refused: no gap of this chain is proved (:meth:`spectral_estimate` estimates it)."""
+        """Refused: the gap of this chain is not computed (:meth:`absolute_gap_lower_bound`
+        proves a lower bound, :meth:`spectral_estimate` estimates it)."""
         raise self._refuse("a proved spectral gap")
 
     def spectral_gap(self, method: str = "auto") -> float:

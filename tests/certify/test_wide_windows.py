@@ -24,6 +24,8 @@ from hypothesis import strategies as st
 import glauber.cli
 from glauber.certify import certify, format_certificate
 from glauber.certify.exact import _best_trap, exact_values
+from glauber.certify.report import report_html
+from glauber.certify.verdict import categorised
 from glauber.commands.certify import table_plan_text
 from glauber.core import restrict
 from glauber.certify import pipeline
@@ -162,8 +164,15 @@ def test_a_window_above_the_sparse_limit_is_exact_by_default(matrix_free, monkey
     np.testing.assert_allclose([(t.delta_star, t.exact_escape, t.log_mass) for t in e.traps],
                                [(t.delta_star, t.exact_escape, t.log_mass) for t in traps],
                                rtol=1e-9)
+    # the gap is not computed, but proved from below: the dense gap of the same chain obeys it
+    assert e.absolute_gap is None and 0 < e.absolute_gap_lower <= reference.absolute_spectral_gap()
     text = format_certificate(cert)
     assert "accuracy" in text and "||pi P - pi||_1" in text
+    assert f">= {e.absolute_gap_lower:.4g} proved" in text  # the note
+    assert "(proved from C; no upper bound)" in text  # the table row
+    assert any("absolute spectral gap >= " in item for item in sum(categorised(cert), []))
+    page = report_html([(cert.to_dict(), "window.json")])
+    assert "(proved from C; no upper bound), not computed" in page
     assert type(cert).from_json(cert.to_json()).exact == e
     monkeypatch.setattr("glauber.exact.window_chain.window_stationary",
                         lambda op: window_stationary(op, tol=1e-300))
