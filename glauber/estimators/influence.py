@@ -228,7 +228,11 @@ def influence(
             offsets = np.broadcast_to(np.arange(1, q), keys.shape)
         reps = (xs[:, :, None] + offsets) % q
     search, rounding = None, 0.0
-    if exhaustive or not search_budget:
+    if exhaustive and getattr(model, "contexts_only", False):
+        C, Delta, dtype, rounding = _context_pair_influence(model, tau, batch_size)
+        n_comparisons = xs.shape[0] * n * (q - 1) * (n - 1)  # what the pairs stand for
+        tolerance = max(witness_tolerance(dtype, tau), rounding)
+    elif exhaustive or not search_budget:
         C, Delta, n_comparisons, dtype, rounding = _max_influence(model, xs, reps, tau,
                                                                   batch_size)
         tolerance = max(witness_tolerance(dtype, tau), rounding)
@@ -335,6 +339,54 @@ def _max_influence(
         formats = RoundingFormats(s_dtype, dtype)
         rounding = max(rounding, float(np.max(tv_rounding_bound(q, scale, spread, tau, formats))))
     return C, Delta, n_queries, dtype, rounding
+
+
+def _context_pair_influence(model: ConditionalModel, tau: float, batch_size: int
+                            ) -> tuple[np.ndarray, np.ndarray, str, float]:
+    """:func:`_max_influence` over every state (``exhaustive``) for a model whose site-``i``
+    scores never read ``x_i`` (``model.contexts_only``: a score table): ``(C, Delta, dtype,
+    rounding)``, the same maxima bit for bit, ``2 q`` times fewer comparisons.
+
+    Query ``(x, j, b, i)`` compares the rows of the contexts ``x_{-i}`` and ``x^{j->b}_{-i}``,
+    whatever ``x_i``; ``(x^{j->b}, j, x_j, i)`` compares the same two rows the other way round.
+    The TV, the oscillation bound (:func:`~glauber.theory.distances.hilbert_distance_upper` of
+    ``fl(s - t)``, whose extremes swap and change sign exactly) and the rounding bound are
+    symmetric in the pair, and each row's log-conditionals come from the same scores by the same
+    arithmetic, so comparing each unordered pair of contexts that differ only at ``j`` once
+    (the ``q^(n-1)`` rows of site ``i`` with ``x_i = 0``) gives every value the enumeration
+    forms, and no other.
+    """
+    n, q = int(model.n), int(model.q)
+    others = all_states(n - 1, q, q ** (n - 1))  # the contexts, mixed radix (site 0 first)
+    C, Delta = np.zeros((n, n)), np.zeros((n, n))
+    dtype, rounding = "float64", 0.0
+    for i in range(n):
+        states, sites = np.insert(others, i, 0, axis=1), np.full(others.shape[0], i)
+        chunks = list(iter_scored_log_conditionals(
+            model, others.shape[0], lambda lo, hi: (states[lo:hi], sites[lo:hi]), tau,
+            batch_size))
+        scores = to_numpy(concat([s for _, _, s, _, _ in chunks]))
+        lp = to_numpy(concat([lp for _, _, _, lp, _ in chunks]))
+        s_dtype, dtype = chunks[0][4], str(lp.dtype)
+        formats = RoundingFormats(s_dtype, dtype)
+        probs, scale, spread = np.exp(lp), _row_max_abs(scores), _row_max_abs(lp)
+        for j in range(n):
+            if j == i:
+                continue
+            k = j if j < i else j - 1  # the digit of j among the other n - 1 sites
+            shape = (q**k, q, q ** (n - 2 - k))
+            s4, p4 = scores.reshape(*shape, q), probs.reshape(*shape, q)
+            sc, sp = scale.reshape(shape), spread.reshape(shape)
+            for a in range(q - 1):  # the pairs (a, b > a) of values of x_j
+                tv = 0.5 * np.sum(np.abs(p4[:, a + 1:] - p4[:, a:a + 1]), axis=-1)
+                diff = s4[:, a + 1:] - s4[:, a:a + 1]
+                osc = hilbert_distance_upper(diff.max(axis=-1), diff.min(axis=-1), s_dtype)
+                C[i, j] = max(C[i, j], float(tv.max()))
+                Delta[i, j] = max(Delta[i, j], float(osc.max()))
+                bound = tv_rounding_bound(q, np.maximum(sc[:, a + 1:], sc[:, a:a + 1]),
+                                          np.maximum(sp[:, a + 1:], sp[:, a:a + 1]), tau, formats)
+                rounding = max(rounding, float(np.max(bound)))
+    return C, Delta, dtype, rounding
 
 
 def _row_max_abs(values: Any) -> np.ndarray:

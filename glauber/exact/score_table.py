@@ -233,6 +233,10 @@ class TabulatedModel(SiteScoreModel):
         self.source = source
         self.table = table
         self.compact = table.shape[1] != self.q**self.n
+        #: Site ``i``'s scores never read ``x_i``: the rows are contexts (the expanded table
+        #: spreads each context's row over the ``q`` values of ``x_i``). An exhaustive influence
+        #: then compares each pair of contexts once (:func:`glauber.estimators.influence`).
+        self.contexts_only = True
         weights = radix_weights(self.n, self.q)
         others = radix_weights(self.n - 1, self.q)
         #: ``_weights[i] @ x``: the row of ``x`` in site ``i``'s table (its context ``x_{-i}``
