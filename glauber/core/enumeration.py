@@ -72,6 +72,21 @@ def radix_weights(n: int, q: int) -> np.ndarray:
     return q ** np.arange(n - 1, -1, -1, dtype=np.int64)
 
 
+def context_digit_view(values: np.ndarray, n: int, q: int, i: int, j: int) -> np.ndarray:
+    """Site ``i``'s rows, one per context ``x_{-i}`` in mixed radix over the other ``n - 1``
+    sites (site 0 most significant), viewed as ``[before, q, after, ...]``: axis 1 is the token
+    at ``j != i``. Slices ``[:, a:a + 1]`` and ``[:, a + 1:]`` then pair every context with
+    those that differ from it only at ``j`` by a larger token, each unordered pair once.
+
+    Examples
+    --------
+    >>> context_digit_view(np.arange(9), 3, 3, 0, 2)[:, 1].tolist()  # x_1 any, x_2 = 1
+    [[1], [4], [7]]
+    """
+    k = j if j < i else j - 1  # the digit of j among the other n - 1 sites
+    return values.reshape((q**k, q, q ** (n - 2 - k)) + values.shape[1:])
+
+
 def all_states(n: int, q: int, max_states: int = ENUMERATION_LIMIT) -> np.ndarray:
     """All ``q**n`` states as an int64 array ``[q**n, n]`` in mixed-radix (lexicographic) order.
 
@@ -144,6 +159,7 @@ def neighbour_indices(n: int, q: int) -> np.ndarray:
 __all__ = [
     "all_states",
     "check_state_space",
+    "context_digit_view",
     "ENUMERATION_LIMIT",
     "neighbour_indices",
     "radix_weights",

@@ -18,7 +18,7 @@ import numpy as np
 
 from glauber.core.arrays import JsonResult, like, namespace, to_numpy
 from glauber.core.conditionals import host_states, iter_scored_log_conditionals
-from glauber.core.enumeration import all_states
+from glauber.core.enumeration import all_states, context_digit_view
 from glauber.core.protocol import ConditionalModel
 from glauber.core.validation import check_eps, check_positive_int, check_tau
 from glauber.errors import InvalidParameterError
@@ -373,10 +373,8 @@ def _context_pair_influence(model: ConditionalModel, tau: float, batch_size: int
         for j in range(n):
             if j == i:
                 continue
-            k = j if j < i else j - 1  # the digit of j among the other n - 1 sites
-            shape = (q**k, q, q ** (n - 2 - k))
-            s4, p4 = scores.reshape(*shape, q), probs.reshape(*shape, q)
-            sc, sp = scale.reshape(shape), spread.reshape(shape)
+            s4, p4, sc, sp = (context_digit_view(v, n, q, i, j)
+                              for v in (scores, probs, scale, spread))
             for a in range(q - 1):  # the pairs (a, b > a) of values of x_j
                 tv = 0.5 * np.sum(np.abs(p4[:, a + 1:] - p4[:, a:a + 1]), axis=-1)
                 diff = s4[:, a + 1:] - s4[:, a:a + 1]

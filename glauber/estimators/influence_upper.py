@@ -38,7 +38,7 @@ import numpy as np
 
 from glauber.core.arrays import JsonResult, to_numpy
 from glauber.core.conditionals import answers_on_host
-from glauber.core.enumeration import all_states
+from glauber.core.enumeration import all_states, context_digit_view
 from glauber.core.protocol import ConditionalModel, check_model
 from glauber.core.validation import check_eps, check_positive_int, check_tau
 from glauber.errors import UnboundableModelError
@@ -228,9 +228,7 @@ class UpperBoundSource:
     def _pairs(self, i: int, j: int, values: np.ndarray) -> np.ndarray:
         """``values`` of site ``i`` viewed as ``[before, q, after, ...]`` with axis 1 the token at
         ``j`` (the other sites of ``i``'s table in mixed radix)."""
-        q = self.q
-        pos = j if j < i else j - 1
-        return values.reshape((q ** pos, q, q ** (self.n - 2 - pos)) + values.shape[1:])
+        return context_digit_view(values, self.n, self.q, i, j)
 
     def _oscillation(self) -> np.ndarray:
         if self._table is None:

@@ -21,6 +21,7 @@ before the first query.
 from __future__ import annotations
 
 import json
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any, Callable
 
@@ -174,7 +175,7 @@ def compact_score_table(
     else:
         results = executor.map(shard_task, [(model, i, lo, hi, batch_size)
                                             for i, _, lo, hi in missing])
-    with heap_reuse():  # the forwards' intermediates are reused, not mapped afresh each time
+    with heap_reuse() if missing else nullcontext():  # forward intermediates reused
         for (i, k, lo, hi), scores in zip(missing, results):
             if folder is not None:
                 save_shard(shard_path(folder, i, k), shard_key(model, i, lo, hi), scores)

@@ -35,6 +35,7 @@ import numpy as np
 import scipy.sparse.linalg as spla
 
 from glauber.core.arrays import log_softmax
+from glauber.core.enumeration import context_digit_view
 from glauber.core.memory import available_memory, check_fits, human_bytes
 from glauber.errors import InvalidParameterError, StationaryResidualError
 from glauber.exact import sparse
@@ -308,8 +309,7 @@ def compact_influence_matrix(compact: np.ndarray) -> np.ndarray:
         for j in range(n):
             if j == i:
                 continue
-            k = j if j < i else j - 1  # the digit of j among the other n - 1 sites
-            view = compact[i].reshape(q**k, q, q ** (n - 2 - k), q)
+            view = context_digit_view(compact[i], n, q, i, j)
             for a in range(q - 1):
                 tv = 0.5 * np.abs(view[:, a:a + 1] - view[:, a + 1:]).sum(axis=-1)
                 C[i, j] = max(C[i, j], float(tv.max()))
